@@ -1,0 +1,97 @@
+// Chapter 00 - The naive decode loop.
+//
+// A language model only ever answers one question: "given these tokens, how likely is each
+// possible next token?". Text comes out of a loop around that question:
+//   forward the whole sequence -> take the last position's logits -> pick -> append -> stop?
+// This program runs that loop on the embedded model, streams the text as it grows, and times
+// every step: each step re-reads the whole prefix, so the cost grows with its length.
+//
+// Library code this chapter introduces: Gpt2::forward (model.hpp), Tokenizer (tokenizer.hpp),
+// last_position_logits and generate_naive (decode.hpp), Utf8Stream (utf8.hpp).
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "decodebook/cli.hpp"
+#include "decodebook/decode.hpp"
+#include "decodebook/model.hpp"
+#include "decodebook/report.hpp"
+#include "decodebook/tokenizer.hpp"
+#include "decodebook/utf8.hpp"
+
+using namespace decodebook;
+
+namespace {
+
+// A bar of '#' proportional to value / max, for the timing table.
+std::string bar(double value, double max, int width) {
+    const int n = max > 0 ? static_cast<int>(value / max * width + 0.5) : 0;
+    return std::string(static_cast<size_t>(std::clamp(n, 0, width)), '#');
+}
+
+// The cost table: a row every few steps, then how much the last steps cost against the first.
+void print_cost_table(const std::vector<StepRecord>& steps) {
+    if (steps.empty()) return;
+    double max_ms = 0;
+    for (const StepRecord& s : steps) max_ms = std::max(max_ms, s.milliseconds);
+    std::printf("\nPer-step cost of the naive loop (every step re-runs the whole sequence):\n");
+    std::printf("%5s %8s %9s  %s\n", "step", "context", "ms", "time");
+    const size_t every = std::max<size_t>(1, steps.size() / 16);
+    for (size_t i = 0; i < steps.size(); ++i) {
+        if (i % every != 0 && i + 1 != steps.size()) continue;
+        const StepRecord& s = steps[i];
+        std::printf("%5d %8d %9.3f  %s\n", s.step, s.context_length, s.milliseconds, bar(s.milliseconds, max_ms, 40).c_str());
+    }
+    // Compare the average of the first and last quarter, which is steadier than single steps.
+    const size_t q = std::max<size_t>(1, steps.size() / 4);
+    double first = 0, last = 0, total = 0;
+    for (size_t i = 0; i < q; ++i) first += steps[i].milliseconds / static_cast<double>(q);
+    for (size_t i = steps.size() - q; i < steps.size(); ++i) last += steps[i].milliseconds / static_cast<double>(q);
+    for (const StepRecord& s : steps) total += s.milliseconds;
+    std::printf("\nfirst %zu steps: %.3f ms each (context ~%d tokens); last %zu steps: %.3f ms each (context ~%d)\n", q,
+                first, steps[q / 2].context_length, q, last, steps[steps.size() - 1 - q / 2].context_length);
+    std::printf("total %.1f ms for %zu tokens. Work per step grows with the prefix, so the whole loop is\n"
+                "O(n^2) in the number of tokens; chapter 07's KV cache makes each step O(n).\n",
+                total, steps.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const ChapterInfo info{"chapter-00", "The naive decode loop: forward, take the last logits, pick, append, stop.",
+                           "The best way to", 96};
+    const ChapterOptions opt = parse_chapter_options(argc, argv, info);
+    return run_chapter([&] {
+        const Gpt2 model = Gpt2::load(opt.model_dir);
+        const Tokenizer tokenizer = Tokenizer::load(opt.model_dir);
+        const ModelConfig& c = model.config();
+        std::printf("model: %s\n  GPT-2, %d layers, %d heads, width %d, vocabulary %d, context %d tokens\n",
+                    opt.model_dir.c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.n_positions);
+
+        const std::vector<int> prompt = tokenizer.encode(opt.prompt);
+        std::printf("prompt: %zu tokens:", prompt.size());
+        for (int id : prompt) std::printf(" %d=%s", id, visible_token(tokenizer.token_bytes(id)).c_str());
+        std::printf("\n\n");
+
+        // The loop needs a rule to pick a token; this chapter takes the most likely one
+        // (chapter 01 looks at that rule closely, chapters 02-04 replace it).
+        std::vector<StepRecord> steps;
+        Utf8Stream stream;
+        std::cout << "--- continuation ---\n" << opt.prompt << std::flush;
+        const StopRule stop{opt.max_new_tokens, c.eos_token_id};
+        generate_naive(model, prompt, stop, argmax, [&](const StepRecord& s) {
+            steps.push_back(s);
+            std::cout << stream.push(tokenizer.token_bytes(s.token)) << std::flush;
+        });
+        std::cout << stream.flush() << "\n--- end (" << steps.size() << " new tokens) ---\n";
+
+        if (opt.show_steps) {
+            std::cout << "\n";
+            print_steps(std::cout, steps, tokenizer);
+        }
+        print_cost_table(steps);
+        return 0;
+    });
+}

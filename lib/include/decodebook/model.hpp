@@ -1,0 +1,60 @@
+#pragma once
+/// @file model.hpp
+/// @brief GPT-2's forward pass: token ids in, next-token logits out (chapter 00).
+#include <string>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "decodebook/config.hpp"
+#include "decodebook/safetensors.hpp"
+
+namespace decodebook {
+
+/// One transformer block's weights. Matrices are in HF Conv1D orientation (in, out): y = x W + b.
+struct BlockWeights {
+    xt::xtensor<float, 1> ln_1_g, ln_1_b;    ///< (C) LayerNorm before attention
+    xt::xtensor<float, 2> c_attn_w;          ///< (C, 3C) fused query, key, value projection
+    xt::xtensor<float, 1> c_attn_b;          ///< (3C)
+    xt::xtensor<float, 2> attn_proj_w;       ///< (C, C) attention output projection
+    xt::xtensor<float, 1> attn_proj_b;       ///< (C)
+    xt::xtensor<float, 1> ln_2_g, ln_2_b;    ///< (C) LayerNorm before the MLP
+    xt::xtensor<float, 2> c_fc_w;            ///< (C, 4C) MLP up projection
+    xt::xtensor<float, 1> c_fc_b;            ///< (4C)
+    xt::xtensor<float, 2> mlp_proj_w;        ///< (4C, C) MLP down projection
+    xt::xtensor<float, 1> mlp_proj_b;        ///< (C)
+};
+
+/// A GPT-2 language model: learned positions, pre-LayerNorm blocks, tanh GELU, lm_head tied to
+/// the token embedding. Loads Hugging Face's files unchanged. Introduced in chapter 00.
+class Gpt2 {
+public:
+    /// Load `config.json` and `model.safetensors` from a model folder. Introduced in chapter 00.
+    /// @throws Error when a file is missing, malformed, or a tensor is missing or has the wrong shape.
+    static Gpt2 load(const std::string& model_dir);
+    /// Build from tensors already in memory (HF names, optionally prefixed `transformer.`).
+    /// Introduced in chapter 00.
+    static Gpt2 from_tensors(const ModelConfig& config, const TensorMap& tensors);
+
+    /// Run the whole sequence through the model. Introduced in chapter 00.
+    /// @param ids token ids, 1 <= size <= n_positions, each in [0, vocab_size)
+    /// @return logits (T, V): row t scores the token that follows ids[0..t]
+    /// @throws Error on an empty, too long or out-of-vocabulary input.
+    xt::xtensor<float, 2> forward(const std::vector<int>& ids) const;
+
+    /// The model's shape. Introduced in chapter 00.
+    const ModelConfig& config() const { return config_; }
+
+private:
+    ModelConfig config_;
+    xt::xtensor<float, 2> wte_;  // (V, C) token embeddings, also the lm_head
+    xt::xtensor<float, 2> wpe_;  // (n_positions, C) position embeddings
+    std::vector<BlockWeights> blocks_;
+    xt::xtensor<float, 1> ln_f_g_, ln_f_b_;  // (C) final LayerNorm
+};
+
+/// Check that `ids` can be fed to a model with this config. Introduced in chapter 00.
+/// @throws Error naming the problem: empty, longer than n_positions, or an id outside the vocabulary.
+void check_token_ids(const ModelConfig& config, const std::vector<int>& ids);
+
+}  // namespace decodebook

@@ -1,0 +1,181 @@
+// Chapter 00: GPT-2's forward pass, over the whole sequence (no KV cache yet).
+#include "decodebook/model.hpp"
+
+#include <cmath>
+
+#include <xtensor-blas/xlinalg.hpp>
+#include <xtensor/xview.hpp>
+
+#include "decodebook/error.hpp"
+
+namespace decodebook {
+namespace {
+
+using Matrix = xt::xtensor<float, 2>;
+using Vector = xt::xtensor<float, 1>;
+
+// Find a tensor by its HF name, with or without the "transformer." prefix, and check its shape.
+template <size_t N>
+xt::xtensor<float, N> take(const TensorMap& tensors, const std::string& name, std::vector<size_t> shape) {
+    auto it = tensors.find(name);
+    if (it == tensors.end()) it = tensors.find("transformer." + name);
+    if (it == tensors.end()) {
+        throw Error("model weights have no tensor '" + name + "'",
+                    "use a GPT-2 checkpoint with Hugging Face tensor names (h.0.attn.c_attn.weight, ...)");
+    }
+    const auto& t = it->second;
+    if (std::vector<size_t>(t.shape().begin(), t.shape().end()) != shape) {
+        std::string want, got;
+        for (size_t d : shape) want += (want.empty() ? "" : ", ") + std::to_string(d);
+        for (size_t d : t.shape()) got += (got.empty() ? "" : ", ") + std::to_string(d);
+        throw Error("tensor '" + name + "' has shape (" + got + ") but config.json implies (" + want + ")",
+                    "config.json and model.safetensors must describe the same model");
+    }
+    return xt::xtensor<float, N>(t);
+}
+
+// y = x W + b for every row of x.   x: (T, in), W: (in, out), b: (out) -> (T, out)
+Matrix linear(const Matrix& x, const Matrix& w, const Vector& b) {
+    Matrix y = xt::linalg::dot(x, w);
+    const size_t rows = y.shape(0), cols = y.shape(1);
+    float* py = y.data();
+    for (size_t t = 0; t < rows; ++t)
+        for (size_t j = 0; j < cols; ++j) py[t * cols + j] += b(j);
+    return y;
+}
+
+// Normalise each row to zero mean and unit variance, then scale and shift.   x: (T, C)
+Matrix layer_norm(const Matrix& x, const Vector& g, const Vector& b, float eps) {
+    const size_t rows = x.shape(0), cols = x.shape(1);
+    Matrix y = Matrix::from_shape({rows, cols});
+    for (size_t t = 0; t < rows; ++t) {
+        const float* px = x.data() + t * cols;
+        float* py = y.data() + t * cols;
+        double mean = 0, var = 0;
+        for (size_t j = 0; j < cols; ++j) mean += px[j];
+        mean /= static_cast<double>(cols);
+        for (size_t j = 0; j < cols; ++j) var += (px[j] - mean) * (px[j] - mean);
+        var /= static_cast<double>(cols);
+        const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
+        for (size_t j = 0; j < cols; ++j) py[j] = (px[j] - static_cast<float>(mean)) * inv * g(j) + b(j);
+    }
+    return y;
+}
+
+// GPT-2's GELU, the tanh approximation ("gelu_new"), in place.
+void gelu(Matrix& x) {
+    constexpr float k = 0.7978845608028654f;  // sqrt(2 / pi)
+    for (float& v : x) v = 0.5f * v * (1.0f + std::tanh(k * (v + 0.044715f * v * v * v)));
+}
+
+// Causal multi-head self-attention on the fused projection.   qkv: (T, 3C) -> (T, C)
+Matrix causal_attention(const Matrix& qkv, int n_head) {
+    const size_t T = qkv.shape(0), C = qkv.shape(1) / 3, H = static_cast<size_t>(n_head), D = C / H;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    Matrix out = xt::zeros<float>({T, C});
+    std::vector<float> att(T);
+    const float* p = qkv.data();
+    for (size_t h = 0; h < H; ++h) {
+        for (size_t t = 0; t < T; ++t) {
+            const float* q = p + t * 3 * C + h * D;
+            // scores against every earlier position s <= t (the causal mask)
+            float max = -INFINITY;
+            for (size_t s = 0; s <= t; ++s) {
+                const float* k = p + s * 3 * C + C + h * D;
+                float dot = 0;
+                for (size_t d = 0; d < D; ++d) dot += q[d] * k[d];
+                att[s] = dot * scale;
+                max = std::max(max, att[s]);
+            }
+            float sum = 0;
+            for (size_t s = 0; s <= t; ++s) {
+                att[s] = std::exp(att[s] - max);
+                sum += att[s];
+            }
+            float* o = out.data() + t * C + h * D;
+            for (size_t s = 0; s <= t; ++s) {
+                const float* v = p + s * 3 * C + 2 * C + h * D;
+                const float w = att[s] / sum;
+                for (size_t d = 0; d < D; ++d) o[d] += w * v[d];
+            }
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+void check_token_ids(const ModelConfig& config, const std::vector<int>& ids) {
+    if (ids.empty()) throw Error("the input has no tokens", "give a non-empty prompt");
+    if (ids.size() > static_cast<size_t>(config.n_positions)) {
+        throw Error("the input has " + std::to_string(ids.size()) + " tokens but the model's context holds " +
+                        std::to_string(config.n_positions),
+                    "shorten the prompt or ask for fewer new tokens");
+    }
+    for (size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i] < 0 || ids[i] >= config.vocab_size) {
+            throw Error("token id " + std::to_string(ids[i]) + " at position " + std::to_string(i) +
+                            " is outside the vocabulary (0.." + std::to_string(config.vocab_size - 1) + ")",
+                        "use ids produced by this model's tokenizer");
+        }
+    }
+}
+
+Gpt2 Gpt2::load(const std::string& model_dir) {
+    const ModelConfig config = load_config(model_dir + "/config.json");
+    return from_tensors(config, load_safetensors(model_dir + "/model.safetensors"));
+}
+
+Gpt2 Gpt2::from_tensors(const ModelConfig& c, const TensorMap& t) {
+    Gpt2 m;
+    m.config_ = c;
+    const size_t V = static_cast<size_t>(c.vocab_size), P = static_cast<size_t>(c.n_positions),
+                 C = static_cast<size_t>(c.n_embd);
+    m.wte_ = take<2>(t, "wte.weight", {V, C});
+    m.wpe_ = take<2>(t, "wpe.weight", {P, C});
+    for (int i = 0; i < c.n_layer; ++i) {
+        const std::string h = "h." + std::to_string(i) + ".";
+        BlockWeights b;
+        b.ln_1_g = take<1>(t, h + "ln_1.weight", {C});
+        b.ln_1_b = take<1>(t, h + "ln_1.bias", {C});
+        b.c_attn_w = take<2>(t, h + "attn.c_attn.weight", {C, 3 * C});
+        b.c_attn_b = take<1>(t, h + "attn.c_attn.bias", {3 * C});
+        b.attn_proj_w = take<2>(t, h + "attn.c_proj.weight", {C, C});
+        b.attn_proj_b = take<1>(t, h + "attn.c_proj.bias", {C});
+        b.ln_2_g = take<1>(t, h + "ln_2.weight", {C});
+        b.ln_2_b = take<1>(t, h + "ln_2.bias", {C});
+        b.c_fc_w = take<2>(t, h + "mlp.c_fc.weight", {C, 4 * C});
+        b.c_fc_b = take<1>(t, h + "mlp.c_fc.bias", {4 * C});
+        b.mlp_proj_w = take<2>(t, h + "mlp.c_proj.weight", {4 * C, C});
+        b.mlp_proj_b = take<1>(t, h + "mlp.c_proj.bias", {C});
+        m.blocks_.push_back(std::move(b));
+    }
+    m.ln_f_g_ = take<1>(t, "ln_f.weight", {C});
+    m.ln_f_b_ = take<1>(t, "ln_f.bias", {C});
+    return m;
+}
+
+xt::xtensor<float, 2> Gpt2::forward(const std::vector<int>& ids) const {
+    check_token_ids(config_, ids);
+    const size_t T = ids.size(), C = static_cast<size_t>(config_.n_embd);
+    // x = token embedding + position embedding   (T, C)
+    Matrix x = Matrix::from_shape({T, C});
+    for (size_t t = 0; t < T; ++t)
+        for (size_t j = 0; j < C; ++j) x(t, j) = wte_(static_cast<size_t>(ids[t]), j) + wpe_(t, j);
+    const float eps = config_.layer_norm_epsilon;
+    for (const BlockWeights& b : blocks_) {
+        // attention sub-block: x += proj(attention(ln_1(x)))
+        const Matrix qkv = linear(layer_norm(x, b.ln_1_g, b.ln_1_b, eps), b.c_attn_w, b.c_attn_b);  // (T, 3C)
+        x += linear(causal_attention(qkv, config_.n_head), b.attn_proj_w, b.attn_proj_b);
+        // MLP sub-block: x += proj(gelu(fc(ln_2(x))))
+        Matrix hidden = linear(layer_norm(x, b.ln_2_g, b.ln_2_b, eps), b.c_fc_w, b.c_fc_b);  // (T, 4C)
+        gelu(hidden);
+        x += linear(hidden, b.mlp_proj_w, b.mlp_proj_b);
+    }
+    const Matrix final_x = layer_norm(x, ln_f_g_, ln_f_b_, eps);
+    // tied lm_head: logits = x wte^T   (T, V)
+    Matrix logits = xt::linalg::dot(final_x, xt::transpose(wte_));
+    return logits;
+}
+
+}  // namespace decodebook

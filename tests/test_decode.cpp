@@ -1,0 +1,115 @@
+// The decode loop (chapter 00) and greedy decoding (chapter 01).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "decodebook/decode.hpp"
+#include "decodebook/error.hpp"
+#include "decodebook/tokenizer.hpp"
+#include "decodebook/utf8.hpp"
+#include "golden.hpp"
+
+using namespace decodebook;
+
+namespace {
+
+const Gpt2& model() {
+    static const Gpt2 m = Gpt2::load(golden::model_dir());
+    return m;
+}
+
+// A picker that ignores the logits and replays a script of ids.
+Picker scripted(std::vector<int> script) {
+    auto i = std::make_shared<size_t>(0);
+    return [script, i](const xt::xtensor<float, 1>&) { return script[(*i)++ % script.size()]; };
+}
+
+}  // namespace
+
+TEST_CASE("argmax takes the largest logit and the lowest id on ties", "[decode][greedy]") {
+    CHECK(argmax(xt::xtensor<float, 1>{0.5f, 2.0f, -1.0f}) == 1);
+    CHECK(argmax(xt::xtensor<float, 1>{1.0f, 3.0f, 3.0f, 2.0f}) == 1);
+    CHECK(argmax(xt::xtensor<float, 1>{7.0f, 7.0f, 7.0f}) == 0);
+    CHECK(argmax(xt::xtensor<float, 1>{-5.0f, -2.0f, -3.0f}) == 1);
+    CHECK(argmax(xt::xtensor<float, 1>{-INFINITY, -INFINITY, 0.0f}) == 2);
+    CHECK(argmax(xt::xtensor<float, 1>{4.0f}) == 0);
+}
+
+TEST_CASE("last_position_logits returns the last row", "[decode]") {
+    const xt::xtensor<float, 2> z{{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
+    CHECK((last_position_logits(z) == xt::xtensor<float, 1>{7, 8, 9}));
+    CHECK((last_position_logits(xt::xtensor<float, 2>{{3, 1}}) == xt::xtensor<float, 1>{3, 1}));
+}
+
+TEST_CASE("probability_of is a stable softmax", "[decode]") {
+    // a naive exp(1000) overflows; p = (1, e) / (1 + e)
+    const xt::xtensor<float, 1> z{1000.0f, 1001.0f};
+    CHECK(probability_of(z, 0) == Approx(1.0 / (1.0 + std::exp(1.0))));
+    CHECK(probability_of(z, 1) == Approx(std::exp(1.0) / (1.0 + std::exp(1.0))));
+}
+
+TEST_CASE("generation makes exactly max_new_tokens when EOS never comes", "[decode]") {
+    const std::vector<int> out = generate_naive(model(), {10, 20}, {7, model().config().eos_token_id}, scripted({5, 6}));
+    CHECK(out == std::vector<int>{5, 6, 5, 6, 5, 6, 5});
+}
+
+TEST_CASE("EOS stops generation and stays in the output", "[decode]") {
+    const int eos = model().config().eos_token_id;
+    std::vector<StepRecord> steps;
+    const std::vector<int> out =
+        generate_naive(model(), {10}, {50, eos}, scripted({3, 4, eos, 9}), [&](const StepRecord& s) { steps.push_back(s); });
+    CHECK(out == std::vector<int>{3, 4, eos});
+    REQUIRE(steps.size() == 3);
+    CHECK(steps[2].token == eos);
+    CHECK(steps[0].context_length == 1);
+    CHECK(steps[2].context_length == 3);
+    // without an EOS rule the same script runs on
+    CHECK(generate_naive(model(), {10}, {5, -1}, scripted({3, 4, eos, 9})) == std::vector<int>{3, 4, eos, 9, 3});
+}
+
+TEST_CASE("greedy decoding is deterministic", "[decode][greedy]") {
+    const StopRule stop{24, model().config().eos_token_id};
+    CHECK(greedy_generate(model(), {100, 200, 300}, stop) == greedy_generate(model(), {100, 200, 300}, stop));
+}
+
+TEST_CASE("greedy continuations equal the independent reference token for token", "[decode][greedy][reference]") {
+    const Tokenizer tok = Tokenizer::load(golden::model_dir());
+    const nlohmann::json g = golden::load("greedy.json");
+    REQUIRE(g["cases"].size() >= 10);
+    int eos_cases = 0;
+    for (const auto& c : g["cases"]) {
+        const std::string prompt = c["prompt"].get<std::string>();
+        const std::vector<int> prompt_ids = c["prompt_ids"].get<std::vector<int>>();
+        const std::vector<int> expected = c["ids"].get<std::vector<int>>();
+        INFO("case '" << c["name"].get<std::string>() << "'");
+        CHECK(tok.encode(prompt) == prompt_ids);
+        const std::vector<int> found =
+            greedy_generate(model(), prompt_ids, {c["max_new_tokens"].get<int>(), model().config().eos_token_id});
+        INFO("expected: " << golden::join(expected) << "\nfound:    " << golden::join(found));
+        CHECK(found == expected);
+        CHECK(to_valid_utf8(tok.decode(found)) == c["text"].get<std::string>());
+        if (c["stopped_by_eos"].get<bool>()) {
+            ++eos_cases;
+            CHECK(found.back() == model().config().eos_token_id);
+        } else {
+            CHECK(found.size() == c["max_new_tokens"].get<size_t>());
+        }
+    }
+    CHECK(eos_cases >= 1);
+}
+
+TEST_CASE("bad generation requests are refused with a fix", "[decode][errors]") {
+    const ModelConfig& c = model().config();
+    const StopRule ok{8, c.eos_token_id};
+    REQUIRE_THROWS_WITH(greedy_generate(model(), {}, ok), Catch::Contains("prompt is empty") && Catch::Contains("--prompt"));
+    REQUIRE_THROWS_WITH(greedy_generate(model(), {1, c.vocab_size + 5}, ok),
+                        Catch::Contains("token id " + std::to_string(c.vocab_size + 5)));
+    REQUIRE_THROWS_WITH(greedy_generate(model(), {1}, {0, c.eos_token_id}), Catch::Contains("at least 1"));
+    const std::vector<int> long_prompt(static_cast<size_t>(c.n_positions) - 3, 1);
+    REQUIRE_THROWS_WITH(greedy_generate(model(), long_prompt, ok),
+                        Catch::Contains("exceeds the model's context of " + std::to_string(c.n_positions)) &&
+                            Catch::Contains("at most 3"));
+    CHECK(greedy_generate(model(), long_prompt, {3, -1}).size() == 3);  // exactly fills the context
+    REQUIRE_THROWS_WITH(generate_naive(model(), {1}, ok, scripted({c.vocab_size})),
+                        Catch::Contains("picker returned token id"));
+}

@@ -1,0 +1,101 @@
+// GPT-2's byte-level BPE (chapter 00): hand-computed merges, the reference's ids, bad files.
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "decodebook/error.hpp"
+#include "decodebook/tokenizer.hpp"
+#include "golden.hpp"
+
+using namespace decodebook;
+
+namespace {
+
+// A tiny tokenizer: the 256 byte tokens (id = byte value), then ab=256, abc=257, bc=258,
+// with merges ranked "a b" < "ab c" < "b c".
+void write_tiny_tokenizer(const golden::TempDir& dir, const std::string& merges_text = "#version: 0.2\na b\nab c\nb c\n") {
+    const auto symbols = gpt2_byte_symbols();
+    nlohmann::json vocab;
+    for (int b = 0; b < 256; ++b) vocab[symbols[static_cast<size_t>(b)]] = b;
+    vocab["ab"] = 256;
+    vocab["abc"] = 257;
+    vocab["bc"] = 258;
+    vocab["<|endoftext|>"] = 259;
+    golden::write_file(dir.file("vocab.json"), vocab.dump());
+    golden::write_file(dir.file("merges.txt"), merges_text);
+}
+
+std::string load_error(const golden::TempDir& dir) {
+    try {
+        Tokenizer::load(dir.path.string());
+    } catch (const Error& e) {
+        return e.what();
+    }
+    return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("GPT-2 byte symbols are printable and distinct", "[tokenizer]") {
+    const auto s = gpt2_byte_symbols();
+    CHECK(s[static_cast<size_t>('A')] == "A");
+    CHECK(s[static_cast<size_t>(' ')] == "\xC4\xA0");   // U+0120 'Ġ'
+    CHECK(s[static_cast<size_t>('\n')] == "\xC4\x8A");  // U+010A 'Ċ'
+    CHECK(s[0] == "\xC4\x80");                          // U+0100
+    CHECK(std::set<std::string>(s.begin(), s.end()).size() == 256);
+}
+
+TEST_CASE("BPE applies the lowest-rank merge first", "[tokenizer]") {
+    golden::TempDir dir;
+    write_tiny_tokenizer(dir);
+    const Tokenizer t = Tokenizer::load(dir.path.string());
+    CHECK(t.encode("abc") == std::vector<int>{257});          // a b -> ab, then ab c -> abc
+    CHECK(t.encode("bc") == std::vector<int>{258});
+    CHECK(t.encode("abab") == std::vector<int>{256, 256});
+    CHECK(t.encode("cbc") == std::vector<int>{'c', 258});
+    CHECK(t.encode("a bc") == std::vector<int>{'a', ' ', 258});  // pieces "a" and " bc"
+    CHECK(t.encode("") == std::vector<int>{});
+    CHECK(t.encode("x<|endoftext|>y") == std::vector<int>{'x', 259, 'y'});
+    CHECK(t.eot_id() == 259);
+    CHECK(t.decode({257, ' ', 259}) == "abc <|endoftext|>");
+}
+
+TEST_CASE("unknown token ids are rejected with the valid range", "[tokenizer][errors]") {
+    golden::TempDir dir;
+    write_tiny_tokenizer(dir);
+    const Tokenizer t = Tokenizer::load(dir.path.string());
+    REQUIRE_THROWS_WITH(t.token_bytes(260), Catch::Contains("token id 260 is not in the vocabulary (0..259)"));
+    REQUIRE_THROWS_WITH(t.decode({1, -1}), Catch::Contains("token id -1"));
+}
+
+TEST_CASE("malformed tokenizer files give clear errors", "[tokenizer][errors]") {
+    golden::TempDir dir;
+    CHECK_THAT(load_error(dir), Catch::Contains("cannot open tokenizer file") && Catch::Contains("vocab.json"));
+    write_tiny_tokenizer(dir, "#version: 0.2\na b c\n");
+    CHECK_THAT(load_error(dir), Catch::Contains("line 2 is not 'left right'"));
+    write_tiny_tokenizer(dir, "#version: 0.2\nx y\n");
+    CHECK_THAT(load_error(dir), Catch::Contains("missing from vocab.json"));
+    write_tiny_tokenizer(dir);
+    golden::write_file(dir.file("vocab.json"), "{\"a\": 0");
+    CHECK_THAT(load_error(dir), Catch::Contains("not valid JSON"));
+    golden::write_file(dir.file("vocab.json"), "{\"a\": 0, \"b\": 0}");
+    CHECK_THAT(load_error(dir), Catch::Contains("bad or duplicate id"));
+    golden::write_file(dir.file("vocab.json"), "{\"a\": 0}");
+    CHECK_THAT(load_error(dir), Catch::Contains("lacks the single-byte token"));
+}
+
+TEST_CASE("token ids match the independent reference on varied text", "[tokenizer][reference]") {
+    const Tokenizer t = Tokenizer::load(golden::model_dir());
+    const nlohmann::json g = golden::load("tokenizer.json");
+    REQUIRE(g["cases"].size() >= 20);
+    for (const auto& c : g["cases"]) {
+        const std::string text = golden::from_hex(c["text_hex"]);
+        const std::vector<int> expected = c["ids"].get<std::vector<int>>();
+        INFO("case '" << c["name"].get<std::string>() << "'\n  expected: " << golden::join(expected)
+                      << "\n  found:    " << golden::join(t.encode(text)));
+        CHECK(t.encode(text) == expected);
+        CHECK(t.decode(expected) == golden::from_hex(c["decoded_hex"]));
+    }
+}
