@@ -16,6 +16,7 @@
 
 #include "decodebook/cli.hpp"
 #include "decodebook/decode.hpp"
+#include "decodebook/exercises.hpp"
 #include "decodebook/model.hpp"
 #include "decodebook/report.hpp"
 #include "decodebook/tokenizer.hpp"
@@ -92,6 +93,19 @@ int main(int argc, char** argv) {
             print_steps(std::cout, steps, tokenizer);
         }
         print_cost_table(steps);
+
+        // Your turn: the same input through your exercises (exercises/00-naive-loop/).
+        std::printf("\nYour exercises (./grade 00 grades them):\n");
+        const xt::xtensor<float, 2> logits = model.forward(prompt);
+        xt::xtensor<float, 1> yours_last;
+        const ExerciseAttempt last = try_exercise([&] { yours_last = exercises::last_position_logits(logits); });
+        print_exercise_status("00.1", "exercises/00-naive-loop/last_position.cpp", last,
+                              yours_last == last_position_logits(logits), "a different vector", "the last row");
+        std::vector<int> yours;
+        const std::vector<int> library = generate_naive(model, prompt, stop, argmax);
+        const ExerciseAttempt loop = try_exercise([&] { yours = exercises::generate_naive(model, prompt, stop, argmax); });
+        print_exercise_status("00.2", "exercises/00-naive-loop/generate.cpp", loop, yours == library,
+                              visible_token(tokenizer.decode(yours)), visible_token(tokenizer.decode(library)));
         return 0;
     });
 }

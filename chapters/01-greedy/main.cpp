@@ -16,6 +16,7 @@
 
 #include "decodebook/cli.hpp"
 #include "decodebook/decode.hpp"
+#include "decodebook/exercises.hpp"
 #include "decodebook/model.hpp"
 #include "decodebook/report.hpp"
 #include "decodebook/tokenizer.hpp"
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
         const Gpt2 model = Gpt2::load(opt.model_dir);
         const Tokenizer tok = Tokenizer::load(opt.model_dir);
         const int eos = model.config().eos_token_id;
+        check_generation_request(model.config(), tok.encode(opt.prompt), {opt.max_new_tokens, eos});  // fail early
 
         std::printf("== 1. Greedy takes the argmax ==\n");
         show_first_choice(model, tok, opt.prompt);
@@ -122,6 +124,19 @@ int main(int argc, char** argv) {
         } else {
             std::printf("This run used all 48 tokens without producing <|endoftext|>.\n");
         }
+
+        // Your turn: the same inputs through your exercises (exercises/01-greedy/).
+        std::printf("\nYour exercises (./grade 01 grades them):\n");
+        const xt::xtensor<float, 1> logits = last_position_logits(model.forward(tok.encode(opt.prompt)));
+        int your_pick = -1;
+        const ExerciseAttempt pick = try_exercise([&] { your_pick = exercises::argmax(logits); });
+        print_exercise_status("01.1", "exercises/01-greedy/argmax.cpp", pick, your_pick == argmax(logits),
+                              "id " + std::to_string(your_pick), "id " + std::to_string(argmax(logits)));
+        std::vector<int> yours;
+        const ExerciseAttempt greedy =
+            try_exercise([&] { yours = exercises::greedy_generate(model, tok.encode(opt.prompt), stop); });
+        print_exercise_status("01.2", "exercises/01-greedy/greedy.cpp", greedy, yours == first,
+                              visible_token(tok.decode(yours)), visible_token(tok.decode(first)));
         return 0;
     });
 }

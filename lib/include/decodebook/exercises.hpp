@@ -1,0 +1,69 @@
+#pragma once
+/// @file exercises.hpp
+/// @brief The exercises' final signatures. You implement them in `exercises/NN-name/*.cpp`;
+/// worked answers with the same signatures are in `solutions/`. The library's own versions
+/// (namespace decodebook) keep every chapter running while yours are unfinished.
+///
+/// The list, order, hints and points live in `exercises/manifest.json`; `./grade` grades them.
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "decodebook/decode.hpp"
+#include "decodebook/model.hpp"
+
+namespace decodebook {
+
+/// Thrown by an untouched exercise stub: names the exercise and the file to edit.
+/// Introduced in chapter 00.
+class NotImplemented : public std::logic_error {
+public:
+    /// @param exercise e.g. "01.1 (argmax)"
+    /// @param file e.g. "exercises/01-greedy/argmax.cpp"
+    NotImplemented(const std::string& exercise, const std::string& file);
+};
+
+/// Your implementations. Each one's doc names its exercise; the stubs say what to do.
+namespace exercises {
+
+/// Exercise 00.1: the last row of the logits (T, V) as a vector (V). See decodebook::last_position_logits.
+xt::xtensor<float, 1> last_position_logits(const xt::xtensor<float, 2>& logits);
+
+/// Exercise 00.2: the naive decode loop. See decodebook::generate_naive.
+std::vector<int> generate_naive(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop,
+                                const Picker& pick, const StepCallback& on_step = {});
+
+/// Exercise 01.1: argmax with ties going to the lowest id. See decodebook::argmax.
+int argmax(const xt::xtensor<float, 1>& logits);
+
+/// Exercise 01.2: greedy decoding with the EOS rule. See decodebook::greedy_generate.
+std::vector<int> greedy_generate(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop);
+
+}  // namespace exercises
+
+/// How a chapter found your exercise when it tried it. Introduced in chapter 00.
+struct ExerciseAttempt {
+    bool implemented = false;  ///< false: the stub still throws NotImplemented
+    std::string error;         ///< what your code threw, if anything besides NotImplemented
+};
+
+/// Run `call` (which calls one of your exercise functions) and report how it went, never throwing.
+/// Introduced in chapter 00.
+ExerciseAttempt try_exercise(const std::function<void()>& call);
+
+/// Print one status line for an exercise in a chapter: not started (with the file to edit),
+/// matches the library, or differs (with both results). Introduced in chapter 00.
+/// @param id e.g. "01.1"
+/// @param file the stub to edit
+/// @param attempt what try_exercise returned
+/// @param same whether your result equals the library's (ignored unless implemented)
+/// @param yours your result, printed when it differs
+/// @param library the library's result, printed when yours differs
+void print_exercise_status(const std::string& id, const std::string& file, const ExerciseAttempt& attempt, bool same,
+                           const std::string& yours = "", const std::string& library = "");
+
+}  // namespace decodebook

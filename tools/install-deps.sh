@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Install what decodebook needs from Debian 12's packages, skipping what is already there.
+#
+#   tools/install-deps.sh              # build, chapters, tests and grading
+#   tools/install-deps.sh --reference  # also python3-torch & co., to retrain the model or
+#                                      # regenerate the golden files (tools/reference/)
+# Runs apt-get as root (or through sudo). README.md says why each package is needed.
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config                   # the build
+  libxtensor-dev xtl-dev libxsimd-dev         # arrays (xtensor 0.24)
+  libxtensor-blas-dev libopenblas-dev liblapack-dev  # matrix products on OpenBLAS
+  nlohmann-json3-dev                          # config.json, vocab.json, safetensors headers, goldens
+  libpcre2-dev                                # GPT-2's Unicode pre-tokenizer regex
+  libcxxopts-dev                              # chapter command lines
+  catch2                                      # tests and grading (Catch2 v2)
+  python3                                     # ./grade and tools/check_course.py (standard library only)
+)
+if [[ "${1:-}" == "--reference" ]]; then
+  packages+=(python3-torch python3-regex python3-numpy libopenblas0-pthread fortunes)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  echo "install-deps: all ${#packages[@]} packages are installed"
+  exit 0
+fi
+
+sudo=()
+if [[ $(id -u) -ne 0 ]]; then
+  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+  sudo=(sudo)
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -q
+"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
