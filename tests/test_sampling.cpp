@@ -1,0 +1,265 @@
+// Chapters 02-04: every processor on hand-computed cases, the chain, and parameter checks.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <limits>
+
+#include <xtensor/xview.hpp>
+
+#include "decodebook/chain.hpp"
+#include "decodebook/error.hpp"
+#include "decodebook/rng.hpp"
+#include "decodebook/sampling.hpp"
+#include "golden.hpp"
+
+using namespace decodebook;
+using Vec = xt::xtensor<float, 1>;
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+std::vector<int> kept(const std::vector<bool>& keep) {
+    std::vector<int> ids;
+    for (size_t i = 0; i < keep.size(); ++i)
+        if (keep[i]) ids.push_back(static_cast<int>(i));
+    return ids;
+}
+
+std::vector<int> finite(const Vec& z) {
+    std::vector<int> ids;
+    for (size_t i = 0; i < z.size(); ++i)
+        if (std::isfinite(z(i))) ids.push_back(static_cast<int>(i));
+    return ids;
+}
+
+}  // namespace
+
+TEST_CASE("softmax is stable and gives removed tokens zero", "[sampling][ch02]") {
+    const Vec p = softmax(Vec{0.0f, std::log(3.0f)});
+    CHECK(p(0) == Approx(0.25));
+    CHECK(p(1) == Approx(0.75));
+    const Vec q = softmax(Vec{1000.0f, -kInf, 1000.0f});
+    CHECK(q(0) == Approx(0.5));
+    CHECK(q(1) == 0.0f);
+    REQUIRE_THROWS_WITH(softmax(Vec{-kInf, -kInf}), Catch::Contains("every token has been removed"));
+    CHECK(entropy(Vec{0.25f, 0.25f, 0.25f, 0.25f}) == Approx(std::log(4.0)));
+    CHECK(entropy(Vec{1.0f, 0.0f}) == 0.0);
+}
+
+TEST_CASE("temperature divides the logits", "[sampling][ch02]") {
+    Vec z{2.0f, -4.0f, 0.0f};
+    apply_temperature(z, 2.0f);
+    CHECK((z == Vec{1.0f, -2.0f, 0.0f}));
+    // lower temperature sharpens: entropy falls as T falls
+    const Vec base{1.0f, 2.0f, 3.0f};
+    Vec cold = base, hot = base;
+    apply_temperature(cold, 0.5f);
+    apply_temperature(hot, 2.0f);
+    CHECK(entropy(softmax(cold)) < entropy(softmax(base)));
+    CHECK(entropy(softmax(base)) < entropy(softmax(hot)));
+}
+
+TEST_CASE("candidates are ordered by probability then id", "[sampling][ch02]") {
+    CHECK(candidate_order(Vec{0.2f, 0.4f, 0.4f, 0.0f}) == std::vector<int>{1, 2, 0});
+}
+
+TEST_CASE("inverse-CDF sampling walks the sorted candidates", "[sampling][ch02]") {
+    // order 1 (0.5), 0 (0.25), 2 (0.25): running sums 0.5, 0.75, 1.0 (all exact in binary)
+    const Vec p{0.25f, 0.5f, 0.25f, 0.0f};
+    CHECK(sample_inverse_cdf(p, 0.0) == 1);
+    CHECK(sample_inverse_cdf(p, 0.4999) == 1);
+    CHECK(sample_inverse_cdf(p, 0.5) == 0);  // a running sum must EXCEED coin * total
+    CHECK(sample_inverse_cdf(p, 0.7499) == 0);
+    CHECK(sample_inverse_cdf(p, 0.75) == 2);
+    CHECK(sample_inverse_cdf(p, 0.999999) == 2);
+    CHECK(sample_inverse_cdf(Vec{0.5f, 1.5f}, 0.3) == 1);  // unnormalised: 0.3 * 2 = 0.6 < 1.5
+    CHECK(cdf_margin(p, 0.7) == Approx(0.05));
+}
+
+TEST_CASE("Gumbel-max and inverse-CDF sampling give the same distribution", "[sampling][ch02]") {
+    const Vec logits{std::log(0.5f), std::log(0.3f), std::log(0.2f)};
+    const Vec p = softmax(logits);
+    Rng rng(7);
+    const int n = 30000;
+    std::vector<int> cdf(3, 0), gumbel(3, 0);
+    for (int i = 0; i < n; ++i) {
+        ++cdf[static_cast<size_t>(sample_inverse_cdf(p, rng.coin()))];
+        const std::vector<double> coins{rng.coin(), rng.coin(), rng.coin()};
+        ++gumbel[static_cast<size_t>(sample_gumbel_max(logits, coins))];
+    }
+    for (size_t i = 0; i < 3; ++i) {
+        INFO("token " << i << ": p = " << p(i) << ", inverse CDF " << cdf[i] / double(n) << ", Gumbel "
+                      << gumbel[i] / double(n));
+        CHECK(cdf[i] / double(n) == Approx(p(i)).margin(0.01));  // 0.01 is > 3 standard errors
+        CHECK(gumbel[i] / double(n) == Approx(p(i)).margin(0.01));
+    }
+    REQUIRE_THROWS_WITH(sample_gumbel_max(logits, {0.5}), Catch::Contains("one coin per token"));
+}
+
+TEST_CASE("top-k keeps ties with the k-th value", "[sampling][ch03]") {
+    Vec z{1.0f, 3.0f, 3.0f, 2.0f};
+    apply_top_k(z, 2);
+    CHECK(finite(z) == std::vector<int>{1, 2});
+    Vec ties{5.0f, 4.0f, 4.0f, 4.0f, 1.0f};
+    apply_top_k(ties, 2);
+    CHECK(finite(ties) == std::vector<int>{0, 1, 2, 3});  // HF keeps all three 4s
+    Vec off{1.0f, 2.0f};
+    apply_top_k(off, 0);
+    CHECK(finite(off) == std::vector<int>{0, 1});
+    Vec keep{1.0f, 2.0f, 3.0f, 4.0f};
+    apply_top_k(keep, 1, 3);  // min_tokens_to_keep wins
+    CHECK(finite(keep) == std::vector<int>{1, 2, 3});
+    Vec big{1.0f, 2.0f};
+    apply_top_k(big, 50);  // k larger than V keeps all
+    CHECK(finite(big) == std::vector<int>{0, 1});
+}
+
+TEST_CASE("top-p keeps the crossing token and drops the next at an exact sum", "[sampling][ch03]") {
+    const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
+    CHECK(kept(top_p_keep(p, 0.8)) == std::vector<int>{0, 1});  // 0.5 + 0.3 = 0.8 exactly: keeps 2
+    CHECK(kept(top_p_keep(p, 0.81)) == std::vector<int>{0, 1, 2});
+    CHECK(kept(top_p_keep(p, 0.79)) == std::vector<int>{0, 1});
+    CHECK(kept(top_p_keep(p, 0.5)) == std::vector<int>{0});
+    CHECK(kept(top_p_keep(p, 0.0)) == std::vector<int>{0});  // p = 0 keeps exactly one token
+    CHECK(kept(top_p_keep(p, 1.0)) == std::vector<int>{0, 1, 2, 3});
+    CHECK(kept(top_p_keep(p, 0.5, 3)) == std::vector<int>{0, 1, 2});  // min_tokens_to_keep
+    CHECK(kept(top_p_keep(Vec{0.1f, 0.3f, 0.5f, 0.1f}, 0.8)) == std::vector<int>{1, 2});  // order is by probability
+}
+
+TEST_CASE("top-p on a flat tail keeps thousands of tokens", "[sampling][ch03]") {
+    // The classic exercise: logits [10, 9.9, 9.8, 5, 4] and 31995 zeros (V = 32000), p = 0.9.
+    Vec z = xt::zeros<float>({32000});
+    const double top[] = {10, 9.9, 9.8, 5, 4};
+    for (size_t i = 0; i < 5; ++i) z(i) = static_cast<float>(top[i]);
+    double total = 31995;
+    for (double t : top) total += std::exp(t);
+    double top_mass = 0;
+    for (double t : top) top_mass += std::exp(t) / total;
+    const double tail = 1.0 / total;  // each zero logit
+    const int expected = 5 + static_cast<int>(std::ceil((0.9 - top_mass) / tail));  // crossing token kept
+    apply_top_p(z, 0.9f);
+    INFO("top-5 mass " << top_mass << ", each tail token " << tail);
+    CHECK(count_candidates(z) == Approx(expected).margin(1));  // float32 softmax: +-1 at the edge
+    CHECK(count_candidates(z) > 22000);
+}
+
+TEST_CASE("min-p keeps tokens above a fraction of the top probability", "[sampling][ch03]") {
+    const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
+    CHECK(kept(min_p_keep(p, 0.25)) == std::vector<int>{0, 1});  // threshold 0.125
+    CHECK(kept(min_p_keep(p, 0.7)) == std::vector<int>{0});      // threshold 0.35
+    CHECK(kept(min_p_keep(p, 0.0)) == std::vector<int>{0, 1, 2, 3});
+    CHECK(kept(min_p_keep(p, 1.0, 2)) == std::vector<int>{0, 1});  // min_tokens_to_keep
+    Vec z{std::log(0.5f), std::log(0.3f), std::log(0.1f), std::log(0.1f)};
+    apply_min_p(z, 0.25f);
+    CHECK(finite(z) == std::vector<int>{0, 1});
+}
+
+TEST_CASE("repetition penalty is sign-aware", "[sampling][ch04]") {
+    Vec z{-2.0f, 2.0f, 0.0f, 5.0f};
+    apply_repetition_penalty(z, {0, 1, 2, 1, 1}, 1.5f);
+    CHECK(z(0) == -3.0f);               // negative: multiplied (a naive z / 1.5 would give -1.33)
+    CHECK(z(1) == Approx(2.0f / 1.5f));  // positive: divided, once however often it was seen
+    CHECK(z(2) == 0.0f);
+    CHECK(z(3) == 5.0f);  // unseen
+}
+
+TEST_CASE("presence and frequency penalties subtract per count", "[sampling][ch04]") {
+    Vec z{1.0f, 1.0f, 1.0f};
+    apply_presence_frequency(z, {0, 0, 0, 2}, 0.5f, 0.25f);
+    CHECK(z(0) == Approx(1.0f - 0.5f - 3 * 0.25f));
+    CHECK(z(1) == 1.0f);
+    CHECK(z(2) == Approx(1.0f - 0.5f - 0.25f));
+}
+
+TEST_CASE("no-repeat-ngram bans completions of earlier n-grams", "[sampling][ch04]") {
+    const std::vector<int> seq{1, 2, 3, 1, 2};
+    Vec z = xt::zeros<float>({5});
+    apply_no_repeat_ngram(z, seq, 3);  // last two tokens (1, 2) were followed by 3
+    CHECK(finite(z) == std::vector<int>{0, 1, 2, 4});
+    Vec bigram = xt::zeros<float>({5});
+    apply_no_repeat_ngram(bigram, seq, 2);  // last token 2 was followed by 3
+    CHECK(finite(bigram) == std::vector<int>{0, 1, 2, 4});
+    Vec unigram = xt::zeros<float>({5});
+    apply_no_repeat_ngram(unigram, seq, 1);  // every seen token
+    CHECK(finite(unigram) == std::vector<int>{0, 4});
+    Vec short_seq = xt::zeros<float>({5});
+    apply_no_repeat_ngram(short_seq, {1, 2}, 4);
+    CHECK(count_candidates(short_seq) == 5);
+}
+
+TEST_CASE("bad sampling parameters are refused with the valid range", "[sampling][errors]") {
+    const auto error = [](SamplingParams p) {
+        try {
+            validate(p);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    SamplingParams p;
+    CHECK(error(p) == "(no error)");
+    p = {}; p.temperature = -0.5f;
+    CHECK_THAT(error(p), Catch::Contains("temperature = -0.5 is invalid") && Catch::Contains("--temperature"));
+    p = {}; p.top_p = 1.5f;
+    CHECK_THAT(error(p), Catch::Contains("top_p = 1.5") && Catch::Contains("[0, 1]") && Catch::Contains("--top-p"));
+    p = {}; p.top_p = -0.1f;
+    CHECK_THAT(error(p), Catch::Contains("top_p"));
+    p = {}; p.top_k = -1;
+    CHECK_THAT(error(p), Catch::Contains("top_k = -1"));
+    p = {}; p.min_p = 2.0f;
+    CHECK_THAT(error(p), Catch::Contains("min_p = 2"));
+    p = {}; p.repetition_penalty = 0.0f;
+    CHECK_THAT(error(p), Catch::Contains("repetition_penalty = 0"));
+    p = {}; p.no_repeat_ngram_size = -2;
+    CHECK_THAT(error(p), Catch::Contains("no_repeat_ngram_size = -2"));
+    p = {}; p.presence_penalty = 3.0f;
+    CHECK_THAT(error(p), Catch::Contains("presence_penalty = 3"));
+    REQUIRE_THROWS_WITH(parse_chain_order("ollama"), Catch::Contains("hf, llama.cpp, vllm"));
+}
+
+TEST_CASE("the chain runs in each engine's order", "[sampling][chain]") {
+    SamplingParams p;
+    p.temperature = 0.7f; p.top_k = 40; p.top_p = 0.9f; p.min_p = 0.05f; p.repetition_penalty = 1.3f;
+    CHECK(LogitsChain(p).describe() ==
+          "repetition_penalty(1.3) -> temperature(0.7) -> top_k(40) -> top_p(0.9) -> min_p(0.05) -> sample");
+    CHECK(LogitsChain(p, ChainOrder::LlamaCpp).describe() ==
+          "repetition_penalty(1.3) -> top_k(40) -> top_p(0.9) -> min_p(0.05) -> temperature(0.7) -> sample");
+    CHECK(LogitsChain(p, ChainOrder::Vllm).describe() ==
+          "repetition_penalty(1.3) -> temperature(0.7) -> min_p(0.05) -> top_k(40) -> top_p(0.9) -> sample");
+    p.temperature = 0.0f;
+    CHECK(LogitsChain(p).describe() == "repetition_penalty(1.3) -> argmax");
+    CHECK(LogitsChain(SamplingParams{}).describe() == "sample");
+}
+
+TEST_CASE("temperature before or after top-p changes the candidate set", "[sampling][chain]") {
+    // p = softmax(z) = [0.6, 0.2, 0.1, 0.1]. At T = 0.5 (HF order, T first) the top token alone
+    // passes p = 0.8; at T = 1 (llama.cpp order, T last) the first two are needed.
+    const Vec z{std::log(0.6f), std::log(0.2f), std::log(0.1f), std::log(0.1f)};
+    SamplingParams p;
+    p.temperature = 0.5f; p.top_p = 0.8f;
+    const std::vector<int> none;
+    const DecodeContext ctx{none, none};
+    CHECK(count_candidates(LogitsChain(p, ChainOrder::HuggingFace).apply(z, ctx)) == 1);
+    CHECK(count_candidates(LogitsChain(p, ChainOrder::LlamaCpp).apply(z, ctx)) == 2);
+}
+
+TEST_CASE("greedy equals top_k 1 equals top_p 0 on the model", "[sampling][chain]") {
+    const Gpt2 model = Gpt2::load(golden::model_dir());
+    const xt::xtensor<float, 2> all = model.forward({464, 1266, 835, 284});
+    const std::vector<int> none;
+    const DecodeContext ctx{none, none};
+    SamplingParams greedy, k1, p0;
+    greedy.temperature = 0.0f;
+    k1.top_k = 1;
+    p0.top_p = 0.0f;
+    Rng rng(3);
+    for (size_t t = 0; t < all.shape(0); ++t) {
+        const Vec z = xt::view(all, t, xt::all());
+        const double coin = rng.coin();
+        const int expected = argmax(z);
+        CHECK(LogitsChain(greedy).pick(z, ctx, coin) == expected);
+        CHECK(LogitsChain(k1).pick(z, ctx, coin) == expected);
+        CHECK(LogitsChain(p0).pick(z, ctx, coin) == expected);
+    }
+}
