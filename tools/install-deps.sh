@@ -2,8 +2,10 @@
 # Install what decodebook needs from Debian 12's packages, skipping what is already there.
 #
 #   tools/install-deps.sh              # build, chapters, tests and grading
+#   tools/install-deps.sh --docs       # also the course site and its browser test (CI uses it)
 #   tools/install-deps.sh --reference  # also python3-torch & co., to retrain the model or
 #                                      # regenerate the golden files (tools/reference/)
+# The options combine.
 # Runs apt-get as root (or through sudo). README.md says why each package is needed.
 set -euo pipefail
 
@@ -17,9 +19,28 @@ packages=(
   catch2                                      # tests and grading (Catch2 v2)
   python3                                     # ./grade and tools/check_course.py (standard library only)
 )
-if [[ "${1:-}" == "--reference" ]]; then
-  packages+=(python3-torch python3-regex python3-numpy libopenblas0-pthread fortunes)
-fi
+for arg in "$@"; do
+  case "$arg" in
+    --reference)
+      packages+=(python3-torch python3-regex python3-numpy libopenblas0-pthread fortunes)
+      ;;
+    --docs)
+      packages+=(
+        doxygen                               # API reference: headers -> XML
+        python3-sphinx python3-breathe        # the site; Breathe renders Doxygen's XML
+        furo                                  # the theme (package name has no python3- prefix)
+        python3-sphinxcontrib.programoutput   # real chapter output, run while the site builds
+        python3-sphinx-copybutton             # copy buttons on code blocks
+        python3-matplotlib                    # plots drawn from data the chapters write
+        chromium chromium-driver python3-selenium  # tools/test_site.py: the site in a real browser
+      )
+      ;;
+    *)
+      echo "install-deps: unknown option '$arg' (use --docs and/or --reference)" >&2
+      exit 2
+      ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

@@ -4,13 +4,16 @@
 #   2. the chapters' smoke tests (each binary runs; --help; bad input gives a clear error),
 #   3. the course checks (tools/check_course.py): every solution passes its exercise's tests,
 #      every untouched stub fails them, every stub has a TODO, manifest and tree agree,
-#   4. the grader's own tests (tools/test_grade.py).
+#   4. the grader's own tests (tools/test_grade.py),
+#   5. the course site: Doxygen + Sphinx with every warning an error (target `docs`, which runs
+#      the chapter binaries), then tools/test_site.py opens it in headless Chromium and saves
+#      a screenshot to BUILD_DIR/site-screenshot.png.
 # Usage: tools/run-tests.sh [BUILD_DIR]     (default: build-tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-tests}
 
-tools/install-deps.sh
+tools/install-deps.sh --docs
 # Tests run two at a time on two cores: one OpenBLAS thread each avoids oversubscription.
 export OPENBLAS_NUM_THREADS=1
 
@@ -19,3 +22,5 @@ cmake --build "$build" -j2
 ctest --test-dir "$build" -L "engine|chapter" -j2 --timeout 300 --output-on-failure --output-junit junit-engine.xml
 /usr/bin/python3 tools/check_course.py --build-dir "$build"
 /usr/bin/python3 tools/test_grade.py
+cmake --build "$build" --target docs
+/usr/bin/python3 tools/test_site.py --site "$build/html" --screenshot "$build/site-screenshot.png"

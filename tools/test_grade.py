@@ -149,6 +149,15 @@ class Excerpts(unittest.TestCase):
         self.assertEqual(len(lines), 15)
         self.assertEqual(lines[-1], "... (27 more lines)")
 
+    def test_a_long_expansion_gives_way_to_the_messages(self):
+        vector = ["  197, 197, 197,"] * 5
+        block = (["t.cpp:9: FAILED:", "  CHECK( found == expected )", "with expansion:"] + vector + ["  =="]
+                 + vector + ["with messages:", "  expected: 307, 258", "  found:    263, 198"])
+        lines = grade.failure_excerpt("\n".join(block) + "\n\n", ROOT, limit=15)
+        self.assertEqual(lines, block[:2] + ["with expansion: (11 lines, left out)"] + block[-3:])
+        short = block[:3] + ["  1 == 2"] + block[-3:]
+        self.assertEqual(grade.failure_excerpt("\n".join(short), ROOT), short)
+
     def test_program_output_drops_catch_boilerplate(self):
         kept = grade.program_output(self.tests["02.6"].output, ROOT)
         self.assertFalse(any("Catch v" in l or l.startswith("Filters:") or "test cases:" in l for l in kept))
@@ -280,6 +289,15 @@ class Report(unittest.TestCase):
         self.assertNotIn("\033[", self.text)
         exercises, strays = fixture_results()
         self.assertIn("\033[32m✓\033[0m", grade.render_report(exercises, strays, colour=True, root=ROOT))
+
+    def test_long_hints_are_wrapped(self):
+        info = dict(json.loads(fixture("manifest.json"))["exercises"][0], hint="word " * 60)
+        ex = grade.ExerciseResult(info, [grade.TestResult("ex00.1 t", "fail", "x.cpp:1: FAILED:\n")])
+        lines = grade.exercise_lines(ex, colour=False, root=ROOT)
+        hint = [l for l in lines if l.startswith("      hint:") or l.startswith("            word")]
+        self.assertGreater(len(hint), 2)
+        self.assertTrue(all(len(l) <= 96 for l in lines))
+        self.assertEqual(" ".join(l.strip() for l in hint), "hint: " + " ".join(["word"] * 60))
 
     def test_progress_bar(self):
         self.assertEqual(grade.progress_bar(3, 4, width=8), "[######--]")

@@ -10,12 +10,14 @@
 // last_position_logits and generate_naive (decode.hpp), Utf8Stream (utf8.hpp).
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "decodebook/cli.hpp"
 #include "decodebook/decode.hpp"
+#include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/model.hpp"
 #include "decodebook/report.hpp"
@@ -58,11 +60,22 @@ void print_cost_table(const std::vector<StepRecord>& steps) {
                 total, steps.size());
 }
 
+// --csv FILE: one row per step, for plotting the cost (the course site draws it).
+void write_cost_csv(const std::string& path, const std::vector<StepRecord>& steps) {
+    std::ofstream out(path);
+    if (!out) throw Error("cannot write the --csv file '" + path + "'", "pass a path in a folder that exists and is writable");
+    out << "step,context_length,milliseconds,token\n";
+    for (const StepRecord& s : steps) {
+        out << s.step << ',' << s.context_length << ',' << s.milliseconds << ',' << s.token << '\n';
+    }
+    if (!out.flush()) throw Error("writing the --csv file '" + path + "' failed", "check the disk space and permissions");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     const ChapterInfo info{"chapter-00", "The naive decode loop: forward, take the last logits, pick, append, stop.",
-                           "The best way to", 96};
+                           "The best way to", 96, "step,context_length,milliseconds,token"};
     const ChapterOptions opt = parse_chapter_options(argc, argv, info);
     return run_chapter([&] {
         const Gpt2 model = Gpt2::load(opt.model_dir);
@@ -78,6 +91,7 @@ int main(int argc, char** argv) {
 
         // The loop needs a rule to pick a token; this chapter takes the most likely one
         // (chapter 01 looks at that rule closely, chapters 02-04 replace it).
+        // [ch00:stream]
         std::vector<StepRecord> steps;
         Utf8Stream stream;
         std::cout << "--- continuation ---\n" << opt.prompt << std::flush;
@@ -87,12 +101,17 @@ int main(int argc, char** argv) {
             std::cout << stream.push(tokenizer.token_bytes(s.token)) << std::flush;
         });
         std::cout << stream.flush() << "\n--- end (" << steps.size() << " new tokens) ---\n";
+        // [/ch00:stream]
 
         if (opt.show_steps) {
             std::cout << "\n";
             print_steps(std::cout, steps, tokenizer);
         }
         print_cost_table(steps);
+        if (!opt.csv.empty()) {
+            write_cost_csv(opt.csv, steps);
+            std::printf("(wrote %zu rows to %s)\n", steps.size(), opt.csv.c_str());
+        }
 
         // Your turn: the same input through your exercises (exercises/00-naive-loop/).
         std::printf("\nYour exercises (./grade 00 grades them):\n");

@@ -60,18 +60,6 @@ void show_first_choice(const Gpt2& model, const Tokenizer& tok, const std::strin
     }
 }
 
-// Find a loop at the end of `tokens`: the shortest period p whose repetition covers the most
-// recent stretch. Returns {period, tokens covered}, or {0, 0} if nothing repeats at least 3 times.
-std::pair<size_t, size_t> find_loop(const std::vector<int>& tokens) {
-    const size_t n = tokens.size();
-    for (size_t p = 1; p <= n / 3; ++p) {
-        size_t run = 0;  // how far back tokens[i] == tokens[i - p] holds
-        while (run + p < n && tokens[n - 1 - run] == tokens[n - 1 - run - p]) ++run;
-        if (run + p >= 3 * p && run + p >= 12) return {p, run + p};
-    }
-    return {0, 0};
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -98,7 +86,7 @@ int main(int argc, char** argv) {
                     first == second ? "exactly the same tokens" : "DIFFERENT tokens (this should never happen)",
                     second.size());
 
-        const auto [period, covered] = find_loop(first);
+        const auto [period, covered] = find_loop(first);  // report.hpp
         if (period > 0) {
             const std::vector<int> cycle(first.end() - static_cast<long>(period), first.end());
             std::printf("Repetition loop: the last %zu tokens are a %zu-token cycle repeated %.1f times:\n  %s\n"

@@ -70,7 +70,11 @@ LogitsChain::LogitsChain(const SamplingParams& p, ChainOrder order) {
     const int keep = p.min_tokens_to_keep;
     // penalties first, in every engine's order
     if (p.repetition_penalty != 1.0f) {
-        processors_.push_back({"repetition_penalty(" + number(p.repetition_penalty) + ")",
+        const std::string scope = p.penalty_scope == PenaltyScope::OutputOnly ? ", output_only"
+                                  : p.penalty_scope == PenaltyScope::LastN
+                                      ? ", last_n=" + std::to_string(p.penalty_last_n)
+                                      : "";
+        processors_.push_back({"repetition_penalty(" + number(p.repetition_penalty) + scope + ")",
                                [p](xt::xtensor<float, 1>& z, const DecodeContext& c) {
                                    apply_repetition_penalty(z, penalty_window(p, c), p.repetition_penalty);
                                }});

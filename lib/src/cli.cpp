@@ -20,8 +20,22 @@ ChapterOptions parse_chapter_options(int argc, char** argv, const ChapterInfo& i
         ("m,model", "model folder (config.json, model.safetensors, vocab.json, merges.txt); "
                     "default: $DECODEBOOK_MODEL, else " + builtin_model_dir(),
          cxxopts::value<std::string>()->default_value(""))
-        ("s,show-steps", "print a table of every step: step, id, token, logit, probability, ms")
-        ("h,help", "show this help");
+        ("s,show-steps", "print a table of every step: step, id, token, logit, probability, ms");
+    if (!info.csv_columns.empty()) {  // only chapters that write a CSV offer --csv
+        options.add_options()("csv", "write one CSV row per step to FILE (" + info.csv_columns + ")",
+                              cxxopts::value<std::string>()->default_value(""), "FILE");
+    }
+    if (info.sampling) {  // chapters 02-04
+        options.add_options("sampling")
+            ("t,temperature", "z / T; 0 = greedy", cxxopts::value<float>()->default_value("1"))
+            ("k,top-k", "keep the k most likely (ties kept); 0 = off", cxxopts::value<int>()->default_value("0"))
+            ("top-p", "nucleus mass in [0, 1]; 1 = off", cxxopts::value<float>()->default_value("1"))
+            ("min-p", "keep p >= min_p * p_max; 0 = off", cxxopts::value<float>()->default_value("0"))
+            ("repetition-penalty", "CTRL penalty; 1 = off", cxxopts::value<float>()->default_value("1"))
+            ("seed", "seed of the coin stream", cxxopts::value<uint64_t>()->default_value("42"))
+            ("show-chain", "print the processor chain");
+    }
+    options.add_options()("h,help", "show this help");
     try {
         const auto result = options.parse(argc, argv);
         if (result.count("help")) {
@@ -37,6 +51,17 @@ ChapterOptions parse_chapter_options(int argc, char** argv, const ChapterInfo& i
         o.max_new_tokens = result["max-new-tokens"].as<int>();
         o.model_dir = resolve_model_dir(result["model"].as<std::string>());
         o.show_steps = result.count("show-steps") > 0;
+        if (!info.csv_columns.empty()) o.csv = result["csv"].as<std::string>();
+        if (info.sampling) {
+            o.params.temperature = result["temperature"].as<float>();
+            o.params.top_k = result["top-k"].as<int>();
+            o.params.top_p = result["top-p"].as<float>();
+            o.params.min_p = result["min-p"].as<float>();
+            o.params.repetition_penalty = result["repetition-penalty"].as<float>();
+            o.seed = result["seed"].as<uint64_t>();
+            o.show_chain = result.count("show-chain") > 0;
+            validate(o.params);  // a bad value exits 2 with the valid range
+        }
         return o;
     } catch (const cxxopts::exceptions::exception& e) {
         std::cerr << info.program << ": " << e.what() << "\n  see: " << info.program << " --help" << std::endl;

@@ -2,6 +2,7 @@
 #include "decodebook/report.hpp"
 
 #include <cstdio>
+#include <set>
 
 #include "decodebook/utf8.hpp"
 
@@ -39,6 +40,24 @@ void print_steps(std::ostream& out, const std::vector<StepRecord>& steps, const 
                       s.probability, s.milliseconds);
         out << line;
     }
+}
+
+Loop find_loop(const std::vector<int>& tokens) {
+    const size_t n = tokens.size();
+    for (size_t p = 1; p <= n / 3; ++p) {
+        size_t run = 0;  // how far back tokens[i] == tokens[i - p] holds
+        while (run + p < n && tokens[n - 1 - run] == tokens[n - 1 - run - p]) ++run;
+        if (run + p >= 3 * p && run + p >= 12) return {p, run + p};
+    }
+    return {0, 0};
+}
+
+double distinct_n(const std::vector<int>& tokens, int n) {
+    if (n <= 0 || tokens.size() < static_cast<size_t>(n)) return 0.0;
+    std::set<std::vector<int>> grams;
+    const size_t count = tokens.size() - static_cast<size_t>(n) + 1;
+    for (size_t i = 0; i < count; ++i) grams.emplace(tokens.begin() + static_cast<long>(i), tokens.begin() + static_cast<long>(i) + n);
+    return static_cast<double>(grams.size()) / static_cast<double>(count);
 }
 
 }  // namespace decodebook

@@ -10,6 +10,8 @@ import json
 import os
 import sys
 
+import torch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
@@ -17,6 +19,7 @@ import bpe  # noqa: E402
 import decode  # noqa: E402
 import gpt2  # noqa: E402
 import rng  # noqa: E402
+import sampling  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 MODEL_REL = "models/fortunes-gpt2"
@@ -28,6 +31,10 @@ CHECK = "/usr/bin/python3 tools/reference/make_goldens.py --check"
 MIN_GAP = 1e-3
 MAX_NEW = 64
 MIN_GREEDY_CASES = 12
+MIN_MARGIN = 1e-4       # sampled goldens: smallest decision margin over all steps (see sampling.py)
+SAMPLED_LENGTHS = (32, 16, 8)  # max_new_tokens tried in turn when no (prompt, seed) passes at 32
+SEARCH_BUDGET = 240     # (prompt, seed) attempts per case and length
+MIN_SAMPLED_TOKENS = 8  # runs that hit EOS sooner are skipped (too little to test)
 
 # ----------------------------------------------------------------------------- inputs
 
@@ -219,14 +226,269 @@ def build_greedy(model, log):
                 cases=cases)
 
 
+# ----------------------------------------------------------------------------- sampled decoding
+
+# Fortune-like openings; searches cycle through them (a new seed per attempt).
+SAMPLING_PROMPTS = [
+    "The best way to",
+    "A computer is",
+    "You will",
+    "Life is",
+    "Never trust",
+    "Q: What do you call",
+    "Always do right.\n\t\t-- ",
+    "A wise man",
+    "If you",
+    "There is no",
+    "Your lucky number is",
+    "Murphy's Law:",
+]
+
+# (name, parameter overrides, orders). Several orders = one search for a (prompt, seed) that passes
+# in every order, so the cases differ only by the order (falls back to separate searches).
+COMBINED = dict(temperature=0.8, top_k=40, top_p=0.95)
+SAMPLING_CASES = [
+    ("plain_t1_a", {}, ["hf"]),
+    ("plain_t1_b", {}, ["hf"]),
+    ("plain_t1_c", {}, ["hf"]),
+    ("temperature_0.7", dict(temperature=0.7), ["hf"]),
+    ("temperature_1.5", dict(temperature=1.5), ["hf"]),
+    ("top_k_5", dict(top_k=5), ["hf"]),
+    ("top_k_40", dict(top_k=40), ["hf"]),
+    ("top_p_0.9", dict(top_p=0.9), ["hf"]),
+    ("top_p_0.5", dict(top_p=0.5), ["hf"]),
+    ("min_p_0.1", dict(min_p=0.1), ["hf"]),
+    ("min_p_0.1_t1.5", dict(temperature=1.5, min_p=0.1), ["hf", "llama.cpp"]),
+    ("combined", COMBINED, ["hf", "llama.cpp", "vllm"]),
+    ("greedy_t0", dict(temperature=0.0), ["hf"]),
+    ("top_p_0_is_greedy", dict(top_p=0.0), ["hf"]),
+    ("top_k_1_is_greedy", dict(top_k=1), ["hf"]),
+    ("top_p_0_min_keep_3", dict(top_p=0.0, min_tokens_to_keep=3), ["hf"]),
+    ("repetition_1.3_greedy_prompt_and_output", dict(temperature=0.0, repetition_penalty=1.3), ["hf"]),
+    ("repetition_1.3_greedy_output_only", dict(temperature=0.0, repetition_penalty=1.3,
+                                               penalty_scope="output_only"), ["hf"]),
+    ("repetition_1.3_greedy_last_n_8", dict(temperature=0.0, repetition_penalty=1.3, penalty_scope="last_n",
+                                            penalty_last_n=8), ["hf"]),
+    ("repetition_1.3_t0.7", dict(temperature=0.7, repetition_penalty=1.3), ["hf"]),
+    ("presence_0.8_frequency_0.5_greedy", dict(temperature=0.0, presence_penalty=0.8, frequency_penalty=0.5),
+     ["hf"]),
+    ("presence_0.8_frequency_0.5_t0.7", dict(temperature=0.7, presence_penalty=0.8, frequency_penalty=0.5),
+     ["hf"]),
+    ("no_repeat_ngram_3_greedy", dict(temperature=0.0, no_repeat_ngram_size=3), ["hf"]),
+]
+# Cases that must reproduce greedy decoding (T = 0, no penalties) of the same prompt.
+MUST_EQUAL_GREEDY = ("top_p_0_is_greedy", "top_k_1_is_greedy")
+
+
+def case_name(name, order, orders):
+    return name if len(orders) == 1 else name + "_" + order
+
+
+def sampled_case(model, tok, name, prompt, params, order, seed, max_new, stop_below):
+    ids = tok.encode(prompt.encode("utf-8"))
+    r = sampling.generate(model, ids, params, order, seed, max_new, model.eos_token_id, stop_below=stop_below)
+    case = {"name": name, "prompt": prompt, "prompt_ids": ids, "params": params, "order": order,
+            "chain": sampling.Chain(params, order).describe(), "seed": seed, "max_new_tokens": max_new,
+            "ids": r["ids"], "text": tok.decode(r["ids"]).decode("utf-8", errors="replace"),
+            "stopped_by_eos": r["stopped_by_eos"], "min_margin": min(r["margins"]) if r["margins"] else 1.0}
+    return case, r
+
+
+def search_sampled(model, tok, name, params, orders, skip_seeds=(), want_eos=False, want_distinct=False):
+    """The first (length, prompt, seed) whose run passes MIN_MARGIN in every order and has at least
+    MIN_SAMPLED_TOKENS tokens: attempt j uses prompt j mod len(SAMPLING_PROMPTS) and seed j (greedy:
+    seed 0, one attempt per prompt). want_distinct: the orders must not all give the same ids.
+    Returns (cases or None, {reason: rejected attempts})."""
+    rejected = {}
+    greedy = params["temperature"] == 0
+    for max_new in SAMPLED_LENGTHS:
+        for j in range(len(SAMPLING_PROMPTS) if greedy else SEARCH_BUDGET):
+            prompt, seed = SAMPLING_PROMPTS[j % len(SAMPLING_PROMPTS)], (0 if greedy else j)
+            if seed in skip_seeds and not greedy:
+                continue
+            cases = []
+            for order in orders:
+                c, r = sampled_case(model, tok, case_name(name, order, orders), prompt, params, order, seed,
+                                    max_new, MIN_MARGIN)
+                why = (r["limits"][-1] if r["aborted"] else
+                       "short" if len(r["ids"]) < min(MIN_SAMPLED_TOKENS, max_new) else None)
+                if why:
+                    rejected[why] = rejected.get(why, 0) + 1
+                    break
+                cases.append(c)
+            else:
+                why = ("no EOS" if want_eos and not cases[0]["stopped_by_eos"] else
+                       "orders agree" if want_distinct and len({tuple(c["ids"]) for c in cases}) == 1 else None)
+                if why:
+                    rejected[why] = rejected.get(why, 0) + 1
+                    continue
+                return cases, rejected
+    return None, rejected
+
+
+def merge_counts(a, b):
+    for k, v in b.items():
+        a[k] = a.get(k, 0) + v
+
+
+def build_sampling(model, log):
+    tok = bpe.default_tokenizer(MODEL_DIR)
+    cases = []
+    dropped = []
+
+    def add(name, found, rejected):
+        rej = ", ".join("%s %d" % kv for kv in sorted(rejected.items())) or "none"
+        if not found:
+            dropped.append(name)
+            log("WARNING: sampling: dropped %s (nothing passed; rejected: %s)" % (name, rej))
+            return
+        for c in found:
+            if name in MUST_EQUAL_GREEDY:
+                g, _ = sampled_case(model, tok, "", c["prompt"], sampling.make_params(temperature=0.0), "hf", 0,
+                                    c["max_new_tokens"], None)
+                assert g["ids"] == c["ids"], (name, g["ids"], c["ids"])
+            if c["params"]["temperature"] == 0 and c["chain"] == "argmax":
+                assert decode.greedy(model, c["prompt_ids"], c["max_new_tokens"])["ids"] == c["ids"]
+            cases.append(c)
+        log("sampling: %-40s %-24r seed %3d, %2d tokens, margin %.3g; rejected: %s"
+            % (name, found[0]["prompt"], found[0]["seed"], found[0]["max_new_tokens"],
+               min(c["min_margin"] for c in found), rej))
+
+    for name, overrides, orders in SAMPLING_CASES:
+        params = sampling.make_params(**overrides)
+        used = {c["seed"] for c in cases if c["name"].startswith("plain_t1_")} if name.startswith("plain_t1_") else ()
+        found, rejected = search_sampled(model, tok, name, params, orders, used, want_distinct=len(orders) > 1)
+        if found is None and len(orders) > 1:
+            log("sampling: %s: no run where the orders disagree; accepting agreeing ones" % name)
+            found, rej = search_sampled(model, tok, name, params, orders)
+            merge_counts(rejected, rej)
+        if found is None and len(orders) > 1:
+            log("sampling: %s: nothing passes in all orders at once; searching each order alone" % name)
+            found = []
+            for order in orders:
+                f, rej = search_sampled(model, tok, case_name(name, order, orders), params, [order])
+                merge_counts(rejected, rej)
+                found += f or []
+        add(name, found, rejected)
+    if not any(c["stopped_by_eos"] for c in cases):
+        found, rejected = search_sampled(model, tok, "eos_t0.7", sampling.make_params(temperature=0.7), ["hf"],
+                                         want_eos=True)
+        add("eos_t0.7", found, rejected)
+    return dict(header("Sampled decoding (HF generate semantics, float64 reference; see tools/reference/"
+                       "sampling.py): step i draws coin i of Rng(seed), one coin per step, used or not; "
+                       "the chain (penalties, then argmax if temperature is 0, else the warpers in the "
+                       "order's sequence, then inverse-CDF sampling) picks the token. Every decision of "
+                       "every step is at least min_margin (>= %g) from flipping." % MIN_MARGIN, model),
+                cases=cases)
+
+# ----------------------------------------------------------------------------- single-step processors
+
+
+def processors_case(model, name, prompt_ids, generated, params, order):
+    """The chain's surviving candidates on the step after prompt_ids + generated."""
+    chain = sampling.Chain(params, order)
+    logits = gpt2.forward(model, list(prompt_ids) + list(generated))[-1]
+    z, margins = chain.apply(logits, prompt_ids, generated)
+    probs = sampling.softmax(z)
+    cand = [i for i in range(z.numel()) if z[i] != float("-inf")]
+    margin = min([m for _, m in margins] + [float("inf")])
+    return {"name": name, "prompt_ids": list(prompt_ids), "generated": list(generated), "params": params,
+            "order": order, "chain": chain.describe(), "candidates": cand,
+            "probs": [round_sig(float(probs[i]), 9) for i in cand], "margin": margin, "tolerance": 1e-5}
+
+
+def processor_contexts(model, tok):
+    """(prompt_ids, generated) pairs: each sampling prompt followed by 0..3 tokens of its greedy run."""
+    out = []
+    for prompt in SAMPLING_PROMPTS:
+        ids = tok.encode(prompt.encode("utf-8"))
+        gen = decode.greedy(model, ids, 3)["ids"]
+        for k in range(len(gen) + 1):
+            if k == 0 or gen[k - 1] != model.eos_token_id:
+                out.append((ids, gen[:k]))
+    return out
+
+
+def first_passing(model, name, contexts, params, orders, accept=lambda cases: True):
+    for prompt_ids, gen in contexts:
+        cs = [processors_case(model, case_name(name, o, orders), prompt_ids, gen, params, o) for o in orders]
+        if all(c["margin"] >= MIN_MARGIN for c in cs) and accept(cs):
+            return cs
+    return None
+
+
+def build_processors(model, log):
+    tok = bpe.default_tokenizer(MODEL_DIR)
+    ctxs = processor_contexts(model, tok)
+    cases = []
+
+    def add(name, found):
+        if found:
+            cases.extend(found)
+            log("processors: %-30s %s, %d candidates, margin %.3g" % (
+                name, found[0]["chain"], len(found[0]["candidates"]), min(c["margin"] for c in found)))
+        else:
+            log("WARNING: processors: dropped %s (no context passes margin %g)" % (name, MIN_MARGIN))
+
+    # top-p on a peaked and on a flat distribution: same p, very different nucleus sizes
+    top_p = sampling.make_params(top_p=0.9)
+    pmax = lambda c: float(sampling.softmax(gpt2.forward(model, c[0] + c[1])[-1]).max())
+    by_peak = sorted(ctxs, key=lambda c: (-pmax(c), len(c[0]) + len(c[1])))
+    add("top_p_0.9_peaked", first_passing(model, "top_p_0.9_peaked", by_peak, top_p, ["hf"],
+                                          lambda cs: len(cs[0]["candidates"]) >= 2))
+    add("top_p_0.9_flat", first_passing(model, "top_p_0.9_flat", by_peak[::-1], top_p, ["hf"],
+                                        lambda cs: len(cs[0]["candidates"]) >= 20))
+    add("top_k_10", first_passing(model, "top_k_10", ctxs, sampling.make_params(temperature=0.7, top_k=10),
+                                  ["hf"]))
+    add("min_p_0.1", first_passing(model, "min_p_0.1", ctxs, sampling.make_params(min_p=0.1), ["hf"]))
+    add("top_p_0_min_keep_3", first_passing(model, "top_p_0_min_keep_3", ctxs,
+                                            sampling.make_params(top_p=0.0, min_tokens_to_keep=3), ["hf"]))
+    combined = sampling.make_params(temperature=0.8, top_k=40, top_p=0.95, min_p=0.05)
+    add("combined", first_passing(model, "combined", ctxs, combined, ["hf", "llama.cpp", "vllm"]))
+
+    # repetition penalty where a window token with a NEGATIVE logit survives (and is multiplied)
+    def negative_survives(cs):
+        c = cs[0]
+        logits = gpt2.forward(model, c["prompt_ids"] + c["generated"])[-1]
+        window = set(c["prompt_ids"] + c["generated"])
+        return any(float(logits[t]) < 0 for t in window if t in set(c["candidates"]))
+    rep = None
+    for k in (500, 1000, 1500):
+        rep = first_passing(model, "repetition_1.5_negative_logit", ctxs,
+                            sampling.make_params(temperature=0.7, top_k=k, repetition_penalty=1.5), ["hf"],
+                            negative_survives)
+        if rep:
+            break
+    add("repetition_1.5_negative_logit", rep)
+
+    # presence/frequency over the output + no-repeat-ngram: " to" completes "best way to" again
+    prompt = tok.encode(b"The best way to")
+    gen = tok.encode(b" be the best way")
+    pf = sampling.make_params(top_k=20, presence_penalty=0.8, frequency_penalty=0.5, no_repeat_ngram_size=3)
+    def penalties_matter(cs):  # some raw top-20 token is gone (penalised out or banned)
+        c = cs[0]
+        raw = gpt2.forward(model, c["prompt_ids"] + c["generated"])[-1]
+        top = torch.topk(raw, 20).indices.tolist()
+        return any(t not in c["candidates"] for t in top)
+    add("presence_frequency_no_repeat_ngram", first_passing(model, "presence_frequency_no_repeat_ngram",
+                                                            [(prompt, gen)] + ctxs, pf, ["hf"], penalties_matter))
+    return dict(header("One step of the logits-processor chain on the logits of the last position of "
+                       "forward(prompt_ids + generated), with context prompt = prompt_ids and output = "
+                       "generated: the surviving candidate ids (ascending) and their probabilities after "
+                       "the final softmax (absolute tolerance). Every truncation decision is at least "
+                       "margin (>= %g) from flipping." % MIN_MARGIN, model), cases=cases)
+
+
 BUILDERS = [("rng.json", build_rng), ("tokenizer.json", build_tokenizer),
-            ("logits.json", build_logits), ("greedy.json", build_greedy)]
+            ("logits.json", build_logits), ("greedy.json", build_greedy),
+            ("sampling.json", build_sampling), ("processors.json", build_processors)]
 
 # ----------------------------------------------------------------------------- output
 
 
 def dump(obj):
     """Pretty but compact: header keys one per line, one case per line; floats via repr."""
+    json.dumps(obj, allow_nan=False)  # no inf/nan margins in a golden
     lines = ["{"]
     keys = [k for k in obj if k != "cases"]
     for k in keys:

@@ -2,7 +2,10 @@
 /// @file cli.hpp
 /// @brief Command-line options shared by every chapter binary (parsed with cxxopts in one file).
 #include <functional>
+#include <cstdint>
 #include <string>
+
+#include "decodebook/chain.hpp"
 
 namespace decodebook {
 
@@ -12,6 +15,12 @@ struct ChapterInfo {
     std::string title;            ///< one line: what the chapter shows
     std::string default_prompt;   ///< used when --prompt is not given
     int default_max_new_tokens = 32;  ///< used when --max-new-tokens is not given
+    /// The columns a chapter writes with `--csv FILE`, e.g. "step,context_length,milliseconds,token".
+    /// Empty (the default): the chapter has no `--csv` option. Introduced in chapter 00.
+    std::string csv_columns{};  // "{}": chapters that leave it out get no -Wmissing-field-initializers
+    /// True: the chapter also takes --temperature, --top-k, --top-p, --min-p, --repetition-penalty,
+    /// --seed and --show-chain (chapters 02-04). Introduced in chapter 02.
+    bool sampling = false;
 };
 
 /// The options every chapter accepts. Introduced in chapter 00.
@@ -20,6 +29,13 @@ struct ChapterOptions {
     int max_new_tokens = 32;     ///< --max-new-tokens N
     std::string model_dir;       ///< --model DIR, resolved (see resolve_model_dir)
     bool show_steps = false;     ///< --show-steps: a table of step, id, token, logit, probability, ms
+    /// --csv FILE: where to write one row per step (columns: ChapterInfo::csv_columns), e.g. for
+    /// the course site's plots; empty: no file. Introduced in chapter 00.
+    std::string csv;
+    /// The sampling flags (only with ChapterInfo::sampling), validated. Introduced in chapter 02.
+    SamplingParams params{};
+    uint64_t seed = 42;        ///< --seed N: the coin stream (only with ChapterInfo::sampling)
+    bool show_chain = false;   ///< --show-chain: print the processor chain (only with ChapterInfo::sampling)
 };
 
 /// Parse argv. `--help` prints usage and exits 0; a bad option prints the problem and exits 2.

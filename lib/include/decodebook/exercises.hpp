@@ -43,6 +43,34 @@ int argmax(const xt::xtensor<float, 1>& logits);
 /// Exercise 01.2: greedy decoding with the EOS rule. See decodebook::greedy_generate.
 std::vector<int> greedy_generate(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop);
 
+/// Exercise 02.1: a numerically stable softmax. See decodebook::softmax.
+xt::xtensor<float, 1> softmax(const xt::xtensor<float, 1>& logits);
+
+/// Exercise 02.2: divide the logits by the temperature. See decodebook::apply_temperature.
+void apply_temperature(xt::xtensor<float, 1>& logits, float temperature);
+
+/// Exercise 02.3: inverse-CDF sampling in candidate order. See decodebook::sample_inverse_cdf.
+int sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin);
+
+/// Exercise 03.1: top-k with HF's tie rule. See decodebook::apply_top_k.
+void apply_top_k(xt::xtensor<float, 1>& logits, int k, int min_keep);
+
+/// Exercise 03.2: which tokens top-p keeps. See decodebook::top_p_keep.
+std::vector<bool> top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep);
+
+/// Exercise 03.3: which tokens min-p keeps. See decodebook::min_p_keep.
+std::vector<bool> min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, int min_keep);
+
+/// Exercise 04.1: the sign-aware repetition penalty. See decodebook::apply_repetition_penalty.
+void apply_repetition_penalty(xt::xtensor<float, 1>& logits, const std::vector<int>& seen, float theta);
+
+/// Exercise 04.2: presence and frequency penalties. See decodebook::apply_presence_frequency.
+void apply_presence_frequency(xt::xtensor<float, 1>& logits, const std::vector<int>& output, float presence,
+                              float frequency);
+
+/// Exercise 04.3: no-repeat-ngram. See decodebook::apply_no_repeat_ngram.
+void apply_no_repeat_ngram(xt::xtensor<float, 1>& logits, const std::vector<int>& sequence, int n);
+
 }  // namespace exercises
 
 /// How a chapter found your exercise when it tried it. Introduced in chapter 00.

@@ -13,12 +13,14 @@ namespace decodebook {
 
 /// One transformer block's weights. Matrices are in HF Conv1D orientation (in, out): y = x W + b.
 struct BlockWeights {
-    xt::xtensor<float, 1> ln_1_g, ln_1_b;    ///< (C) LayerNorm before attention
+    /// (C) LayerNorm before attention: gain
+    xt::xtensor<float, 1> ln_1_g, ln_1_b;    ///< (C) LayerNorm before attention: bias
     xt::xtensor<float, 2> c_attn_w;          ///< (C, 3C) fused query, key, value projection
     xt::xtensor<float, 1> c_attn_b;          ///< (3C)
     xt::xtensor<float, 2> attn_proj_w;       ///< (C, C) attention output projection
     xt::xtensor<float, 1> attn_proj_b;       ///< (C)
-    xt::xtensor<float, 1> ln_2_g, ln_2_b;    ///< (C) LayerNorm before the MLP
+    /// (C) LayerNorm before the MLP: gain
+    xt::xtensor<float, 1> ln_2_g, ln_2_b;    ///< (C) LayerNorm before the MLP: bias
     xt::xtensor<float, 2> c_fc_w;            ///< (C, 4C) MLP up projection
     xt::xtensor<float, 1> c_fc_b;            ///< (4C)
     xt::xtensor<float, 2> mlp_proj_w;        ///< (4C, C) MLP down projection

@@ -47,6 +47,7 @@ double cdf_margin(const xt::xtensor<float, 1>& probs, double coin);
 
 /// The Gumbel-max trick: argmax_i (z_i + g_i) with g_i = -log(-log u_i) is an exact sample from
 /// softmax(z). Needs one coin per token. Introduced in chapter 02.
+/// @param logits (V) the logits to sample from (-inf entries are never chosen)
 /// @param coins (V) uniforms in [0, 1), one per token
 int sample_gumbel_max(const xt::xtensor<float, 1>& logits, const std::vector<double>& coins);
 

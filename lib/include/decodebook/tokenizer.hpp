@@ -24,6 +24,7 @@ public:
     /// @throws Error when a file is missing or malformed.
     static Tokenizer load(const std::string& model_dir);
     ~Tokenizer();
+    /// Move construction.
     Tokenizer(Tokenizer&&) noexcept;
     /// Move assignment.
     Tokenizer& operator=(Tokenizer&&) noexcept;

@@ -1,0 +1,149 @@
+// Chapter 02 - Temperature and sampling.
+//
+// Greedy decoding throws away everything but the top token. Sampling keeps the distribution:
+// softmax the logits, then draw a token with a coin in [0, 1) (inverse CDF). Temperature
+// reshapes the distribution first: z / T. T < 1 sharpens it toward greedy, T > 1 flattens it
+// toward uniform, T = 0 is greedy. This program shows, on the embedded model:
+//   1. one step's distribution before and after temperature, as bars;
+//   2. entropy against temperature;
+//   3. seeded generations at several temperatures (the same seed gives the same text);
+//   4. the Gumbel-max trick drawing from the same distribution as the inverse CDF.
+//
+// Library code this chapter introduces: softmax, apply_temperature, candidate_order,
+// sample_inverse_cdf, sample_gumbel_max (sampling.hpp); Rng (rng.hpp); LogitsChain and
+// generate_sampled (chain.hpp).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "decodebook/bars.hpp"
+#include "decodebook/chain.hpp"
+#include "decodebook/cli.hpp"
+#include "decodebook/decode.hpp"
+#include "decodebook/exercises.hpp"
+#include "decodebook/model.hpp"
+#include "decodebook/report.hpp"
+#include "decodebook/rng.hpp"
+#include "decodebook/sampling.hpp"
+#include "decodebook/tokenizer.hpp"
+#include "decodebook/utf8.hpp"
+
+using namespace decodebook;
+
+namespace {
+
+using Vec = xt::xtensor<float, 1>;
+
+Vec with_temperature(const Vec& logits, float t) {
+    Vec z = logits;
+    apply_temperature(z, t);
+    return z;
+}
+
+// Generate with `params` and print the text on one line.
+void seeded_run(const Gpt2& model, const Tokenizer& tok, const std::vector<int>& prompt, const SamplingParams& params,
+                uint64_t seed, int max_new_tokens, const char* label) {
+    const LogitsChain chain(params);
+    const std::vector<int> out =
+        generate_sampled(model, prompt, {max_new_tokens, model.config().eos_token_id}, chain, seed);
+    std::printf("  %-8s %s\n", label, visible_token(tok.decode(out)).c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    ChapterInfo info{"chapter-02", "Temperature and sampling: z / T, softmax, a coin, and the Gumbel-max trick.",
+                     "The best way to", 32};
+    info.sampling = true;
+    const ChapterOptions opt = parse_chapter_options(argc, argv, info);
+    return run_chapter([&] {
+        const Gpt2 model = Gpt2::load(opt.model_dir);
+        const Tokenizer tok = Tokenizer::load(opt.model_dir);
+        const std::vector<int> prompt = tok.encode(opt.prompt);
+        check_generation_request(model.config(), prompt, {opt.max_new_tokens, model.config().eos_token_id});
+        const Vec logits = last_position_logits(model.forward(prompt));
+
+        std::printf("== 1. The next-token distribution after \"%s\" ==\n", opt.prompt.c_str());
+        const float temperatures[] = {0.5f, 1.0f, 1.5f};
+        const double scale = softmax(with_temperature(logits, 0.5f))(static_cast<size_t>(argmax(logits)));
+        for (float t : temperatures) {
+            std::printf("  T = %.1f%s\n", t, t == 1.0f ? "  (the model's own distribution)" : "");
+            print_distribution(softmax(with_temperature(logits, t)), tok, 8, scale);
+        }
+
+        std::printf("\n== 2. Entropy against temperature ==\n");
+        std::printf("  %6s %10s %14s %8s\n", "T", "entropy", "like choosing", "p(top)");
+        for (float t : {0.1f, 0.25f, 0.5f, 0.75f, 1.0f, 1.25f, 1.5f, 2.0f, 4.0f}) {
+            const Vec p = softmax(with_temperature(logits, t));
+            const double h = entropy(p);
+            std::printf("  %6.2f %7.3f nats %8.1f tokens %7.3f  %s\n", t, h, std::exp(h), p(static_cast<size_t>(argmax(p))),
+                        bar(h, std::log(static_cast<double>(p.size())), 30).c_str());
+        }
+        std::printf("  (\"like choosing\" = e^entropy: the number of equally likely tokens with the same entropy;\n"
+                    "   the maximum is the vocabulary, %zu tokens, ln V = %.2f nats)\n", logits.size(),
+                    std::log(static_cast<double>(logits.size())));
+
+        std::printf("\n== 3. Seeded generations (seed %llu, %d tokens) ==\n", static_cast<unsigned long long>(opt.seed),
+                    opt.max_new_tokens);
+        for (float t : {0.0f, 0.5f, 1.0f, 1.5f}) {
+            SamplingParams p = opt.params;
+            p.temperature = t;
+            char label[32];
+            std::snprintf(label, sizeof label, "T = %.1f", t);
+            seeded_run(model, tok, prompt, p, opt.seed, opt.max_new_tokens, t == 0.0f ? "T = 0" : label);
+        }
+        std::printf("  Run it again: the same seed gives the same text. Change --seed for another draw.\n");
+
+        // The chosen settings, step by step: the coin and where it landed.
+        const LogitsChain chain(opt.params);
+        if (opt.show_chain) std::printf("\nchain: %s\n", chain.describe().c_str());
+        std::printf("\nYour settings (%s), the first steps with their coins:\n", chain.describe().c_str());
+        Rng coins(opt.seed);  // the same stream generate_sampled draws from: coin i decides token i
+        std::vector<StepRecord> steps;
+        generate_sampled(model, prompt, {std::min(opt.max_new_tokens, 6), model.config().eos_token_id}, chain, opt.seed,
+                         [&](const StepRecord& s) { steps.push_back(s); });
+        for (const StepRecord& s : steps) {
+            std::printf("  step %d: coin %.4f -> %-14s (p %.3f)\n", s.step, coins.coin(),
+                        visible_token(tok.token_bytes(s.token)).c_str(), s.probability);
+        }
+        if (opt.show_steps) print_steps(std::cout, steps, tok);
+
+        std::printf("\n== 4. Two ways to draw from the same distribution (T = 1, 5000 draws each) ==\n");
+        const Vec probs = softmax(logits);
+        Rng rng(opt.seed);
+        std::vector<int> by_cdf(logits.size(), 0), by_gumbel(logits.size(), 0);
+        std::vector<double> many(logits.size());
+        const int draws = 5000;
+        for (int i = 0; i < draws; ++i) {
+            ++by_cdf[static_cast<size_t>(sample_inverse_cdf(probs, rng.coin()))];
+            for (double& c : many) c = rng.coin();
+            ++by_gumbel[static_cast<size_t>(sample_gumbel_max(logits, many))];
+        }
+        std::printf("  %-14s %8s %12s %12s\n", "token", "p", "inverse CDF", "Gumbel-max");
+        for (int id : top_ids(probs, 6)) {
+            const size_t i = static_cast<size_t>(id);
+            std::printf("  %-14s %8.3f %12.3f %12.3f\n", visible_token(tok.token_bytes(id)).c_str(), probs(i),
+                        by_cdf[i] / double(draws), by_gumbel[i] / double(draws));
+        }
+        std::printf("  Inverse CDF needs one coin per token drawn; Gumbel-max needs one per vocabulary entry but\n"
+                    "  no sorting or normalising: argmax(z + Gumbel noise) is an exact sample of softmax(z).\n");
+
+        std::printf("\nYour exercises (./grade 02 grades them):\n");
+        Vec yours_p;
+        const ExerciseAttempt sm = try_exercise([&] { yours_p = exercises::softmax(logits); });
+        print_exercise_status("02.1", "exercises/02-temperature/softmax.cpp", sm,
+                              yours_p.size() == probs.size() && xt::allclose(yours_p, probs, 1e-4, 1e-6),
+                              "different probabilities", "softmax(logits)");
+        Vec yours_t = logits;
+        const ExerciseAttempt temp = try_exercise([&] { exercises::apply_temperature(yours_t, 0.5f); });
+        print_exercise_status("02.2", "exercises/02-temperature/temperature.cpp", temp,
+                              xt::allclose(yours_t, with_temperature(logits, 0.5f)), "different logits", "logits / 0.5");
+        int yours_s = -1;
+        const ExerciseAttempt smp = try_exercise([&] { yours_s = exercises::sample_inverse_cdf(probs, 0.5); });
+        print_exercise_status("02.3", "exercises/02-temperature/sample.cpp", smp, yours_s == sample_inverse_cdf(probs, 0.5),
+                              "id " + std::to_string(yours_s), "id " + std::to_string(sample_inverse_cdf(probs, 0.5)));
+        return 0;
+    });
+}

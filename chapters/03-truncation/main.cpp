@@ -1,0 +1,154 @@
+// Chapter 03 - Truncation: top-k, top-p and min-p.
+//
+// Sampling from the whole distribution lets the long tail of unlikely tokens in: thousands of
+// tokens with tiny probabilities add up to a real chance of nonsense. Truncation removes the
+// tail before sampling. Three rules, three different ideas of "the tail":
+//   top-k  keeps a fixed number of tokens;
+//   top-p  keeps the smallest set whose mass reaches p (it adapts to the distribution's shape);
+//   min-p  keeps tokens at least min_p times as likely as the top one (it scales with confidence).
+// This program shows them side by side on real steps of the embedded model, on a peaked and a
+// flat step, works the classic top-p exercise, and shows that where temperature sits in the
+// chain (Hugging Face vs llama.cpp vs vLLM) changes the candidate set.
+//
+// Library code this chapter introduces: apply_top_k, top_p_keep, apply_top_p, min_p_keep,
+// apply_min_p, count_candidates (sampling.hpp); ChainOrder (chain.hpp).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "decodebook/bars.hpp"
+#include "decodebook/chain.hpp"
+#include "decodebook/cli.hpp"
+#include "decodebook/decode.hpp"
+#include "decodebook/exercises.hpp"
+#include "decodebook/model.hpp"
+#include "decodebook/report.hpp"
+#include "decodebook/sampling.hpp"
+#include "decodebook/tokenizer.hpp"
+
+using namespace decodebook;
+
+namespace {
+
+using Vec = xt::xtensor<float, 1>;
+
+// Print the candidates that survive `z` (up to 8), renormalised, and how many there are.
+void print_survivors(const char* label, const Vec& z, const Tokenizer& tok) {
+    const Vec p = softmax(z);
+    std::printf("  %-12s %5d candidates:", label, count_candidates(z));
+    for (int id : top_ids(p, 6)) std::printf(" %s %.2f", visible_token(tok.token_bytes(id)).c_str(), p(static_cast<size_t>(id)));
+    std::printf(count_candidates(z) > 6 ? " ...\n" : "\n");
+}
+
+Vec filtered(const Vec& logits, const SamplingParams& params, ChainOrder order = ChainOrder::HuggingFace) {
+    const std::vector<int> none;
+    return LogitsChain(params, order).apply(logits, {none, none});
+}
+
+SamplingParams only_k(int k) { SamplingParams p; p.top_k = k; return p; }
+SamplingParams only_p(float v) { SamplingParams p; p.top_p = v; return p; }
+SamplingParams only_min_p(float v) { SamplingParams p; p.min_p = v; return p; }
+
+// Greedy steps after the prompt: the most and the least confident ones, to contrast.
+struct Step {
+    std::vector<int> context;
+    double entropy = 0;
+};
+
+std::pair<Step, Step> peaked_and_flat(const Gpt2& model, const std::vector<int>& prompt, int steps) {
+    Step peaked{{}, 1e9}, flat{{}, -1};
+    std::vector<int> context = prompt;
+    for (int i = 0; i < steps; ++i) {
+        const Vec z = last_position_logits(model.forward(context));
+        const double h = entropy(softmax(z));
+        if (h < peaked.entropy) peaked = {context, h};
+        if (h > flat.entropy) flat = {context, h};
+        context.push_back(argmax(z));
+    }
+    return {peaked, flat};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    ChapterInfo info{"chapter-03", "Truncation: top-k, top-p and min-p on the same step.", "A computer is", 24};
+    info.sampling = true;
+    const ChapterOptions opt = parse_chapter_options(argc, argv, info);
+    return run_chapter([&] {
+        const Gpt2 model = Gpt2::load(opt.model_dir);
+        const Tokenizer tok = Tokenizer::load(opt.model_dir);
+        const std::vector<int> prompt = tok.encode(opt.prompt);
+        check_generation_request(model.config(), prompt, {opt.max_new_tokens, model.config().eos_token_id});
+        const Vec logits = last_position_logits(model.forward(prompt));
+
+        std::printf("== 1. Three truncations of the same step (after \"%s\") ==\n", opt.prompt.c_str());
+        print_survivors("none", logits, tok);
+        print_survivors("top_k 5", filtered(logits, only_k(5)), tok);
+        print_survivors("top_p 0.9", filtered(logits, only_p(0.9f)), tok);
+        print_survivors("min_p 0.1", filtered(logits, only_min_p(0.1f)), tok);
+
+        std::printf("\n== 2. Fixed size against adaptive: a peaked step and a flat step ==\n");
+        const auto [peaked, flat] = peaked_and_flat(model, prompt, 16);
+        for (const Step* s : {&peaked, &flat}) {
+            const Vec z = last_position_logits(model.forward(s->context));
+            std::printf("  after \"...%s\" (entropy %.2f nats, %s):\n",
+                        visible_token(tok.decode({s->context.end() - std::min<long>(4, static_cast<long>(s->context.size())), s->context.end()})).c_str(),
+                        s->entropy, s == &peaked ? "peaked" : "flat");
+            print_survivors("top_k 10", filtered(z, only_k(10)), tok);
+            print_survivors("top_p 0.9", filtered(z, only_p(0.9f)), tok);
+            print_survivors("min_p 0.1", filtered(z, only_min_p(0.1f)), tok);
+        }
+        std::printf("  top-k keeps 10 either way: too many when the model is sure, too few when it is not.\n"
+                    "  top-p and min-p follow the shape of the distribution.\n");
+
+        std::printf("\n== 3. The classic exercise: logits [10, 9.9, 9.8, 5, 4], 31995 more at 0, p = 0.9 ==\n");
+        Vec classic = xt::zeros<float>({32000});
+        const float top5[] = {10.0f, 9.9f, 9.8f, 5.0f, 4.0f};
+        for (size_t i = 0; i < 5; ++i) classic(i) = top5[i];
+        const Vec cp = softmax(classic);
+        std::printf("  p = %.4f %.4f %.4f %.4f %.4f, and %.2e for each of the 31995 zeros (together %.3f)\n", cp(0),
+                    cp(1), cp(2), cp(3), cp(4), cp(5), 31995 * cp(5));
+        Vec nucleus = classic;
+        apply_top_p(nucleus, 0.9f);
+        std::printf("  top_p 0.9 keeps %d tokens: the three big ones hold only %.3f of the mass, so the flat tail\n"
+                    "  must be walked until 0.9 is reached. top_k 3 would keep 3; min_p 0.1 keeps %d.\n",
+                    count_candidates(nucleus), cp(0) + cp(1) + cp(2), count_candidates(filtered(classic, only_min_p(0.1f))));
+
+        std::printf("\n== 4. Where temperature sits changes the candidates (T 0.5, top_p 0.9, min_p 0.05) ==\n");
+        SamplingParams mix;
+        mix.temperature = 0.5f; mix.top_p = 0.9f; mix.min_p = 0.05f;
+        for (ChainOrder order : {ChainOrder::HuggingFace, ChainOrder::LlamaCpp, ChainOrder::Vllm}) {
+            std::printf("  %-10s %s\n", order == ChainOrder::HuggingFace ? "HF" : order == ChainOrder::LlamaCpp ? "llama.cpp" : "vLLM",
+                        LogitsChain(mix, order).describe().c_str());
+            print_survivors("", filtered(logits, mix, order), tok);
+        }
+        std::printf("  llama.cpp truncates at T = 1 and cools afterwards, so it keeps more tokens.\n");
+
+        const LogitsChain chain(opt.params);
+        std::printf("\n== 5. Your settings: %s (seed %llu) ==\n", chain.describe().c_str(),
+                    static_cast<unsigned long long>(opt.seed));
+        std::vector<StepRecord> steps;
+        const std::vector<int> out = generate_sampled(model, prompt, {opt.max_new_tokens, model.config().eos_token_id},
+                                                      chain, opt.seed, [&](const StepRecord& s) { steps.push_back(s); });
+        std::printf("  %s%s\n", opt.prompt.c_str(), visible_token(tok.decode(out)).c_str());
+        if (opt.show_steps) print_steps(std::cout, steps, tok);
+
+        std::printf("\nYour exercises (./grade 03 grades them):\n");
+        Vec yours_k = logits;
+        const ExerciseAttempt k = try_exercise([&] { exercises::apply_top_k(yours_k, 5, 1); });
+        print_exercise_status("03.1", "exercises/03-truncation/top_k.cpp", k, count_candidates(yours_k) == 5 &&
+                              yours_k == filtered(logits, only_k(5)), std::to_string(count_candidates(yours_k)) + " candidates", "5 candidates");
+        const Vec probs = softmax(logits);
+        std::vector<bool> yours_p;
+        const ExerciseAttempt p = try_exercise([&] { yours_p = exercises::top_p_keep(probs, 0.9, 1); });
+        print_exercise_status("03.2", "exercises/03-truncation/top_p.cpp", p, yours_p == top_p_keep(probs, 0.9, 1),
+                              "a different set", std::to_string(count_candidates(filtered(logits, only_p(0.9f)))) + " candidates");
+        std::vector<bool> yours_m;
+        const ExerciseAttempt m = try_exercise([&] { yours_m = exercises::min_p_keep(probs, 0.1, 1); });
+        print_exercise_status("03.3", "exercises/03-truncation/min_p.cpp", m, yours_m == min_p_keep(probs, 0.1, 1),
+                              "a different set", std::to_string(count_candidates(filtered(logits, only_min_p(0.1f)))) + " candidates");
+        return 0;
+    });
+}

@@ -1,0 +1,128 @@
+// Chapter 04 - Penalties: breaking repetition loops.
+//
+// Chapter 01 showed greedy decoding falling into a loop. Penalties change the logits of tokens
+// that already appeared, so the loop's argmax stops winning:
+//   repetition penalty (CTRL, HF): z / theta for positive logits, z * theta for negative ones;
+//   presence / frequency (OpenAI, vLLM): subtract a flat fee and a per-count fee;
+//   no-repeat-ngram (HF): forbid completing any n-gram that already occurred.
+// This program runs the same greedy loop with each penalty, then shows the sign trap: a naive
+// z / theta on a negative logit makes the repeat MORE likely.
+//
+// Library code this chapter introduces: apply_repetition_penalty, apply_presence_frequency,
+// apply_no_repeat_ngram (sampling.hpp); PenaltyScope (chain.hpp); distinct_n (report.hpp).
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "decodebook/chain.hpp"
+#include "decodebook/cli.hpp"
+#include "decodebook/decode.hpp"
+#include "decodebook/exercises.hpp"
+#include "decodebook/model.hpp"
+#include "decodebook/report.hpp"
+#include "decodebook/sampling.hpp"
+#include "decodebook/tokenizer.hpp"
+
+using namespace decodebook;
+
+namespace {
+
+using Vec = xt::xtensor<float, 1>;
+
+// Run greedy decoding with `params` (temperature forced to 0) and describe the result.
+std::vector<int> run(const Gpt2& model, const Tokenizer& tok, const std::vector<int>& prompt, SamplingParams params,
+                     int max_new_tokens, const char* label) {
+    params.temperature = 0.0f;
+    const LogitsChain chain(params);
+    const std::vector<int> out = generate_sampled(model, prompt, {max_new_tokens, model.config().eos_token_id}, chain, 0);
+    const Loop loop = find_loop(out);
+    std::printf("  %-28s distinct-2 %.2f  %s\n", label, distinct_n(out, 2),
+                loop.period ? ("LOOP of " + std::to_string(loop.period) + " tokens x" +
+                               std::to_string(loop.covered / loop.period)).c_str()
+                            : "no loop");
+    std::printf("      %s\n", visible_token(tok.decode(out)).c_str());
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    ChapterInfo info{"chapter-04", "Penalties: repetition, presence/frequency and no-repeat-ngram break greedy loops.",
+                     "The best way to", 64};
+    info.sampling = true;
+    const ChapterOptions opt = parse_chapter_options(argc, argv, info);
+    return run_chapter([&] {
+        const Gpt2 model = Gpt2::load(opt.model_dir);
+        const Tokenizer tok = Tokenizer::load(opt.model_dir);
+        const std::vector<int> prompt = tok.encode(opt.prompt);
+        check_generation_request(model.config(), prompt, {opt.max_new_tokens, model.config().eos_token_id});
+
+        std::printf("== 1. The same greedy run with each penalty (\"%s\", %d tokens) ==\n", opt.prompt.c_str(),
+                    opt.max_new_tokens);
+        const std::vector<int> plain = run(model, tok, prompt, {}, opt.max_new_tokens, "no penalty");
+        SamplingParams rep; rep.repetition_penalty = 1.3f;
+        run(model, tok, prompt, rep, opt.max_new_tokens, "repetition_penalty 1.3");
+        SamplingParams out_only = rep; out_only.penalty_scope = PenaltyScope::OutputOnly;
+        run(model, tok, prompt, out_only, opt.max_new_tokens, "  ... over the output only");
+        SamplingParams pf; pf.presence_penalty = 0.8f; pf.frequency_penalty = 0.5f;
+        run(model, tok, prompt, pf, opt.max_new_tokens, "presence 0.8 frequency 0.5");
+        SamplingParams ngram; ngram.no_repeat_ngram_size = 3;
+        run(model, tok, prompt, ngram, opt.max_new_tokens, "no_repeat_ngram_size 3");
+
+        std::printf("\n== 2. The sign trap ==\n");
+        // At the end of the looping run, find a token already seen whose logit is negative.
+        std::vector<int> context = prompt;
+        context.insert(context.end(), plain.begin(), plain.end());
+        const Vec z = last_position_logits(model.forward(context));
+        int trap = -1;
+        for (int id : context)
+            if (z(static_cast<size_t>(id)) < 0 && (trap < 0 || z(static_cast<size_t>(id)) > z(static_cast<size_t>(trap)))) trap = id;
+        if (trap < 0) {
+            std::printf("  (every token seen has a positive logit at this step; try another --prompt)\n");
+        } else {
+            const float theta = 1.5f;
+            const size_t t = static_cast<size_t>(trap);
+            Vec naive = z, right = z;
+            naive(t) = z(t) / theta;                     // the bug
+            apply_repetition_penalty(right, {trap}, theta);  // the sign-aware rule
+            std::printf("  token %s was already generated; its logit now is %.3f (negative).\n",
+                        visible_token(tok.token_bytes(trap)).c_str(), z(t));
+            std::printf("  %-34s logit %8.3f  p %.6f\n", "no penalty", z(t), softmax(z)(t));
+            std::printf("  %-34s logit %8.3f  p %.6f   <- MORE likely: the penalty rewards the repeat\n",
+                        "naive z / 1.5", naive(t), softmax(naive)(t));
+            std::printf("  %-34s logit %8.3f  p %.6f   <- less likely, as intended\n", "sign-aware z * 1.5 (z < 0)",
+                        right(t), softmax(right)(t));
+        }
+
+        std::printf("\n== 3. Penalties with sampling: your settings, seed %llu ==\n",
+                    static_cast<unsigned long long>(opt.seed));
+        const LogitsChain chain(opt.params);
+        std::printf("  chain: %s\n", chain.describe().c_str());
+        std::vector<StepRecord> steps;
+        const std::vector<int> sampled = generate_sampled(model, prompt, {opt.max_new_tokens, model.config().eos_token_id},
+                                                          chain, opt.seed, [&](const StepRecord& s) { steps.push_back(s); });
+        std::printf("  %s%s\n  distinct-2 %.2f\n", opt.prompt.c_str(), visible_token(tok.decode(sampled)).c_str(),
+                    distinct_n(sampled, 2));
+        if (opt.show_steps) print_steps(std::cout, steps, tok);
+        std::printf("  (decodebook-diversity measures distinct-n and the model's own loss across samplers)\n");
+
+        std::printf("\nYour exercises (./grade 04 grades them):\n");
+        Vec a = z, b = z;
+        const ExerciseAttempt r = try_exercise([&] { exercises::apply_repetition_penalty(a, context, 1.5f); });
+        apply_repetition_penalty(b, context, 1.5f);
+        print_exercise_status("04.1", "exercises/04-penalties/repetition.cpp", r, a == b, "different logits", "the library's");
+        Vec c = z, d = z;
+        const ExerciseAttempt pfx = try_exercise([&] { exercises::apply_presence_frequency(c, plain, 0.8f, 0.5f); });
+        apply_presence_frequency(d, plain, 0.8f, 0.5f);
+        print_exercise_status("04.2", "exercises/04-penalties/presence_frequency.cpp", pfx, xt::allclose(c, d),
+                              "different logits", "the library's");
+        Vec e = z, f = z;
+        const ExerciseAttempt ng = try_exercise([&] { exercises::apply_no_repeat_ngram(e, context, 3); });
+        apply_no_repeat_ngram(f, context, 3);
+        print_exercise_status("04.3", "exercises/04-penalties/no_repeat_ngram.cpp", ng, e == f,
+                              std::to_string(count_candidates(e)) + " candidates", std::to_string(count_candidates(f)) + " candidates");
+        return 0;
+    });
+}

@@ -1,0 +1,401 @@
+"""decodebook's own Sphinx directives: the site is generated from the course's files, never pasted.
+
+.. exercise:: 00.1        an exercise where a chapter introduces it, from exercises/manifest.json:
+                          title, points, the stub (from exercises/), a hint and, collapsed, the
+                          worked answer (from solutions/)
+.. exercise-list::        every exercise in the manifest, by chapter, with hints and links
+.. api-reference::        one section per header in lib/include/decodebook/ (Breathe doxygenfile),
+                          so each entity is rendered exactly once and new headers appear by themselves
+.. readme-code:: TEXT     the first ```sh block after the README line containing TEXT
+.. details:: SUMMARY      a collapsed <details> block (sphinx-togglebutton is not in Debian)
+
+Consistency checks (warnings, so fatal under `sphinx-build -W`): every chapter folder has a page
+docs/chapters/<folder>.rst (or is listed, for now, in conf.py's decodebook_pages_pending), and
+every exercise in the manifest is introduced exactly once on its chapter's page.
+"""
+import glob
+import html
+import json
+import os
+import re
+
+from docutils import nodes
+from docutils.parsers.rst import directives
+from docutils.statemachine import StringList
+from sphinx import addnodes
+from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
+from sphinx.util.nodes import nested_parse_with_titles
+
+logger = logging.getLogger(__name__)
+
+
+# ------------------------------------------------------------------------------------------ helpers
+
+def _root(env) -> str:
+    return env.config.decodebook_root
+
+
+def load_manifest(env) -> list:
+    path = os.path.join(_root(env), "exercises", "manifest.json")
+    if env.temp_data.get("docname"):  # inside a page: rebuild it when the manifest changes
+        env.note_dependency(path)
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["exercises"]
+
+
+def inline_code(text: str) -> list:
+    """Plain text with `backtick` spans (as the manifest's hints write code) to docutils nodes."""
+    out = []
+    for i, part in enumerate(re.split(r"`([^`]*)`", text)):
+        if part:
+            out.append(nodes.literal(part, part) if i % 2 else nodes.Text(part))
+    return out
+
+
+def label_for(exercise_id: str) -> str:
+    return "exercise-" + exercise_id
+
+
+def parse_rst(directive, lines: list, node: nodes.Element) -> None:
+    source = directive.get_source_info()[0]
+    content = StringList(lines, source=source)
+    directive.state.nested_parse(content, directive.content_offset, node)
+
+
+# ----------------------------------------------------------------------------------------- details
+
+class details(nodes.General, nodes.Element):
+    """<details><summary>...</summary> ... </details>"""
+
+
+def visit_details_html(self, node):
+    cls = " ".join(["db-details"] + node.get("classes", []))
+    self.body.append(f'<details class="{html.escape(cls)}"><summary>{html.escape(node["summary"])}</summary>\n'
+                     '<div class="db-details-body">\n')
+
+
+def depart_details_html(self, node):
+    self.body.append("</div></details>\n")
+
+
+def visit_passthrough(self, node):
+    pass
+
+
+def depart_passthrough(self, node):
+    pass
+
+
+class DetailsDirective(SphinxDirective):
+    """A collapsed block: the argument is the summary line, the content is hidden until opened."""
+    required_arguments = 1
+    final_argument_whitespace = True
+    has_content = True
+    option_spec = {"class": directives.class_option}
+
+    def run(self):
+        node = details(summary=self.arguments[0], classes=self.options.get("class", []))
+        self.state.nested_parse(self.content, self.content_offset, node)
+        return [node]
+
+
+# --------------------------------------------------------------------------------------- exercises
+
+class ExerciseDirective(SphinxDirective):
+    """Introduce one exercise on a chapter page. Optional content: prose shown before the stub."""
+    required_arguments = 1
+    has_content = True
+
+    def run(self):
+        exercise_id = self.arguments[0]
+        manifest = {e["id"]: e for e in load_manifest(self.env)}
+        if exercise_id not in manifest:
+            raise self.error(f"exercise {exercise_id} is not in exercises/manifest.json "
+                             f"(known: {', '.join(manifest)})")
+        e = manifest[exercise_id]
+        if self.env.docname != f"chapters/{e['chapter_dir']}":
+            raise self.error(f"exercise {exercise_id} belongs to chapter {e['chapter_dir']}; introduce it on "
+                             f"docs/chapters/{e['chapter_dir']}.rst")
+        store = getattr(self.env, "decodebook_exercises", {})
+        store.setdefault(exercise_id, []).append(self.env.docname)
+        self.env.decodebook_exercises = store
+
+        label = label_for(exercise_id)
+        node_id = nodes.make_id(label)
+        title = f"Exercise {e['id']} · {e['title']}"
+        points = f"{e['points']} point" + ("s" if e["points"] != 1 else "")
+        self.env.get_domain("std").note_hyperlink_target(label, self.env.docname, node_id, title)
+
+        box = nodes.container(classes=["db-exercise"], ids=[node_id])
+        heading = nodes.paragraph(classes=["db-exercise-title"])
+        heading += nodes.strong(title, title)
+        heading += nodes.Text(f"  ({points})")
+        box += heading
+        files = ", ".join(f"``{f}``" for f in e["files"])
+        parse_rst(self, [f"Edit {files} (you implement :cpp:func:`decodebook::exercises::{e['function']}`), "
+                         f"rebuild, then check it with ``./grade {e['chapter']}``.", ""], box)
+        self.state.nested_parse(self.content, self.content_offset, box)
+
+        lines = []
+        for f in e["files"]:
+            lines += [f".. literalinclude:: /../{f}", "   :language: cpp", f"   :caption: {f} (your stub)", ""]
+        lines += [".. details:: Hint", "   :class: db-hint", "", "   HINT_PLACEHOLDER", ""]
+        lines += [".. details:: Show solution", "   :class: db-solution", ""]
+        for f in e["solution_files"]:
+            lines += [f"   .. literalinclude:: /../{f}", "      :language: cpp", f"      :caption: {f}", ""]
+        parse_rst(self, lines, box)
+        # The hint is plain text with `code` spans: build its nodes directly (no RST escaping issues).
+        for para in box.traverse(nodes.paragraph):
+            if para.astext() == "HINT_PLACEHOLDER":
+                para.children = []
+                para += inline_code(e["hint"])
+        return [box]
+
+
+class ExerciseListDirective(SphinxDirective):
+    """Every exercise in course order, grouped by chapter, each linking to where it is introduced."""
+    has_content = False
+
+    def run(self):
+        exercises = load_manifest(self.env)
+        out = []
+        chapter = None
+        total = 0
+        for e in exercises:
+            pending = e["chapter_dir"] in self.config.decodebook_pages_pending
+            if e["chapter"] != chapter:
+                chapter = e["chapter"]
+                doc = f"/chapters/{e['chapter_dir']}"
+                rubric = nodes.rubric()
+                text = f"Chapter {e['chapter']} · {e['chapter_title']}"
+                if pending:
+                    rubric += nodes.Text(text)
+                else:
+                    ref = addnodes.pending_xref("", refdomain="std", reftype="doc", reftarget=doc,
+                                                refexplicit=True, refdoc=self.env.docname)
+                    ref += nodes.inline(text, text)
+                    rubric += ref
+                out.append(rubric)
+                if pending:
+                    run = f"./chapter-{e['chapter']}"
+                    note = nodes.paragraph()
+                    note += nodes.Text("This chapter's page is not written yet; its program is: run ")
+                    note += nodes.literal(run, run)
+                    note += nodes.Text(" inside build/.")
+                    out.append(note)
+                items = nodes.bullet_list(classes=["db-exercise-list"])
+                out.append(items)
+            total += e["points"]
+            item = nodes.list_item()
+            line = nodes.paragraph()
+            title = f"{e['id']} · {e['title']}"
+            if pending:
+                line += nodes.strong(title, title)
+            else:
+                ref = addnodes.pending_xref("", refdomain="std", reftype="ref", reftarget=label_for(e["id"]),
+                                            refexplicit=True, refdoc=self.env.docname)
+                ref += nodes.strong(title, title)
+                line += ref
+            points = f"{e['points']} point" + ("s" if e["points"] != 1 else "")
+            line += nodes.Text(f" ({points}): edit ")
+            for i, f in enumerate(e["files"]):
+                if i:
+                    line += nodes.Text(", ")
+                line += nodes.literal(f, f)
+            line += nodes.Text(", check with ")
+            grade = f"./grade {e['chapter']}"
+            line += nodes.literal(grade, grade)
+            line += nodes.Text(".")
+            item += line
+            hint = details(summary="Hint", classes=["db-hint"])
+            hint += nodes.paragraph("", "", *inline_code(e["hint"]))
+            item += hint
+            items += item
+        summary = nodes.paragraph()
+        summary += nodes.Text(f"{len(exercises)} exercises, {total} points in all. "
+                              "This list is generated from ")
+        summary += nodes.literal("exercises/manifest.json", "exercises/manifest.json")
+        summary += nodes.Text(", the same file ./grade reads.")
+        return [summary] + out
+
+
+# ----------------------------------------------------------------------------------- API reference
+
+def _text(element) -> str:
+    return "".join(element.itertext()).strip() if element is not None else ""
+
+
+def api_entities(xml_dir: str) -> dict:
+    """Every public entity of the headers, from Doxygen's XML: {header: [(line, directive lines)]}.
+
+    Namespace members (functions, typedefs, enums, variables) come from the namespace compounds,
+    classes and structs from the namespaces' inner classes; each gets one Breathe directive, so
+    each is rendered once. Overloaded functions get their parameter types, as Breathe needs.
+    """
+    import xml.etree.ElementTree as ET
+
+    def parse(refid):
+        return ET.parse(os.path.join(xml_dir, refid + ".xml")).getroot().find("compounddef")
+
+    index = ET.parse(os.path.join(xml_dir, "index.xml")).getroot()
+    namespaces = [c.get("refid") for c in index.findall("compound") if c.get("kind") == "namespace"]
+    members, classes = [], []
+    for refid in namespaces:
+        compound = parse(refid)
+        for member in compound.iter("memberdef"):
+            if member.get("prot") == "public":
+                members.append(member)
+        for inner in compound.findall("innerclass"):
+            if inner.get("prot") == "public":
+                classes.append(parse(inner.get("refid")))
+
+    functions = [m.findtext("qualifiedname") for m in members if m.get("kind") == "function"]
+    out = {}
+    for m in members:
+        kind, name = m.get("kind"), m.findtext("qualifiedname")
+        location = m.find("location")
+        if kind == "function":
+            target = name
+            if functions.count(name) > 1:
+                target += "(" + ", ".join(_text(p.find("type")) for p in m.findall("param")) + ")"
+            lines = [f".. doxygenfunction:: {target}"]
+        elif kind in ("typedef", "enum", "variable", "define"):
+            lines = [f".. doxygen{kind}:: {name}"]
+        else:
+            continue
+        out.setdefault(os.path.basename(location.get("file")), []).append((int(location.get("line")), lines))
+    for c in classes:
+        location = c.find("location")
+        lines = [f".. doxygen{c.get('kind')}:: {c.findtext('compoundname')}", "   :members:"]
+        out.setdefault(os.path.basename(location.get("file")), []).append((int(location.get("line")), lines))
+    return out
+
+
+def first_chapter(header_path: str) -> int:
+    """The earliest chapter a header's comments name ("Introduced in chapter 00"), for ordering."""
+    with open(header_path, encoding="utf-8") as f:
+        found = [int(n) for n in re.findall(r"[Cc]hapters? (\d\d)", f.read())]
+    return min(found, default=99)
+
+
+class ApiReferenceDirective(SphinxDirective):
+    """One section per public header (in the order the chapters introduce them): its description,
+    then each entity once, in the header's order."""
+    has_content = False
+
+    def run(self):
+        include = os.path.join(_root(self.env), "lib", "include", "decodebook")
+        headers = sorted((first_chapter(p), os.path.basename(p)) for p in glob.glob(os.path.join(include, "*.hpp")))
+        headers = [h for _, h in headers]
+        if not headers:
+            raise self.error(f"no headers found in {include}")
+        xml_dir = self.config.breathe_projects[self.config.breathe_default_project]
+        entities = api_entities(xml_dir)
+        unknown = sorted(set(entities) - set(headers))
+        if unknown:
+            raise self.error(f"Doxygen's XML ({xml_dir}) has entities from {', '.join(unknown)}, which is not in "
+                             f"{include}: rerun Doxygen (cmake --build <build> --target docs does)")
+        lines = []
+        for h in headers:
+            self.env.note_dependency(os.path.join(include, h))
+            lines += [h, "-" * len(h), "", f".. doxygenfile:: {h}", "   :sections: briefdescription detaileddescription", ""]
+            for _, directive in sorted(entities.get(h, []), key=lambda e: e[0]):
+                lines += directive + [""]
+        node = nodes.section()
+        node.document = self.state.document
+        nested_parse_with_titles(self.state, StringList(lines, source=self.get_source_info()[0]), node)
+        return node.children
+
+
+# ------------------------------------------------------------------------------------- README code
+
+class ReadmeCodeDirective(SphinxDirective):
+    """The first fenced code block after the README line that contains the argument."""
+    required_arguments = 1
+    final_argument_whitespace = True
+
+    def run(self):
+        path = os.path.join(_root(self.env), "README.md")
+        self.env.note_dependency(path)
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        needle = self.arguments[0]
+        start = next((i for i, line in enumerate(lines) if needle in line), None)
+        if start is None:
+            raise self.error(f"README.md has no line containing {needle!r}")
+        fence = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("```")), None)
+        end = next((i for i in range(fence + 1, len(lines)) if lines[i].startswith("```")), None) if fence else None
+        if fence is None or end is None:
+            raise self.error(f"README.md has no fenced code block after the line containing {needle!r}")
+        language = lines[fence][3:].strip() or "text"
+        code = "\n".join(lines[fence + 1:end])
+        block = nodes.literal_block(code, code)
+        block["language"] = language
+        return [block]
+
+
+# ------------------------------------------------------------------------------------------ checks
+
+def check_course(app, env):
+    root = env.config.decodebook_root
+    pending = set(env.config.decodebook_pages_pending)
+    folders = sorted(os.path.basename(os.path.dirname(f)) for f in glob.glob(os.path.join(root, "chapters", "*", "")))
+    for name in folders:
+        has_page = f"chapters/{name}" in env.found_docs
+        if not has_page and name not in pending:
+            logger.warning(f"chapter {name} has no page on the course site: add docs/chapters/{name}.rst "
+                           "(docs/chapters/00-naive-loop.rst shows the pattern), or, for now, list it in "
+                           "decodebook_pages_pending in docs/conf.py")
+        if has_page and name in pending:
+            logger.warning(f"chapter {name} has a page now: remove it from decodebook_pages_pending in docs/conf.py")
+    for name in sorted(pending - set(folders)):
+        logger.warning(f"decodebook_pages_pending in docs/conf.py lists {name}, which is not in chapters/")
+    seen = getattr(env, "decodebook_exercises", {})
+    for e in load_manifest(env):
+        pages = seen.get(e["id"], [])
+        if not pages and e["chapter_dir"] not in pending:
+            logger.warning(f"exercise {e['id']} ({e['title']}) is in exercises/manifest.json but no chapter page "
+                           f"introduces it: add `.. exercise:: {e['id']}` to docs/chapters/{e['chapter_dir']}.rst")
+        elif len(pages) > 1:
+            logger.warning(f"exercise {e['id']} is introduced more than once: {', '.join(pages)}")
+
+
+def missing_reference(app, env, node, contnode):
+    """A C++ link in the prose that points nowhere (say, a renamed function) fails the build.
+    Breathe's own pages link to std:: and xt:: types that are not documented here: not checked."""
+    if node.get("refdomain") == "cpp" and node.get("refdoc") != "api":
+        logger.warning(f"{node['refdoc']}: C++ reference {node['reftarget']!r} is not in the API reference",
+                       location=node)
+    return None
+
+
+def purge_exercises(app, env, docname):
+    store = getattr(env, "decodebook_exercises", {})
+    for key in list(store):
+        store[key] = [d for d in store[key] if d != docname]
+
+
+def merge_exercises(app, env, docnames, other):
+    store = getattr(env, "decodebook_exercises", {})
+    for key, pages in getattr(other, "decodebook_exercises", {}).items():
+        store.setdefault(key, []).extend(pages)
+    env.decodebook_exercises = store
+
+
+def setup(app):
+    app.add_config_value("decodebook_root", "", "env")
+    app.add_config_value("decodebook_pages_pending", [], "env")
+    passthrough = (visit_passthrough, depart_passthrough)
+    app.add_node(details, html=(visit_details_html, depart_details_html), latex=passthrough, text=passthrough,
+                 man=passthrough, texinfo=passthrough)
+    app.add_directive("details", DetailsDirective)
+    app.add_directive("exercise", ExerciseDirective)
+    app.add_directive("exercise-list", ExerciseListDirective)
+    app.add_directive("api-reference", ApiReferenceDirective)
+    app.add_directive("readme-code", ReadmeCodeDirective)
+    app.connect("env-check-consistency", check_course)
+    app.connect("missing-reference", missing_reference)
+    app.connect("env-purge-doc", purge_exercises)
+    app.connect("env-merge-info", merge_exercises)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}

@@ -1,0 +1,31 @@
+// Shared by the graded tests of chapters 02-04: replay a reference case from tests/data with
+// some steps of the pipeline done by the student's functions.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decodebook/chain.hpp"
+#include "decodebook/model.hpp"
+
+namespace replay {
+
+/// The embedded model, loaded once.
+const decodebook::Gpt2& model();
+
+/// SamplingParams from a golden case's "params" object.
+decodebook::SamplingParams params(const nlohmann::json& p);
+
+/// The cases of tests/data/<file> whose "chain" string equals one of `chains`.
+std::vector<nlohmann::json> cases_with_chain(const std::string& file, const std::vector<std::string>& chains);
+
+/// Decide one token from the raw logits, the prompt, the tokens so far and the step's coin.
+using Step = std::function<int(const xt::xtensor<float, 1>& logits, const std::vector<int>& prompt,
+                               const std::vector<int>& generated, double coin)>;
+
+/// Generate like the reference: the naive loop, one coin of Rng(seed) per step, EOS kept.
+std::vector<int> generate(const nlohmann::json& c, const Step& step);
+
+}  // namespace replay
