@@ -263,3 +263,69 @@ TEST_CASE("greedy equals top_k 1 equals top_p 0 on the model", "[sampling][chain
         CHECK(LogitsChain(p0).pick(z, ctx, coin) == expected);
     }
 }
+
+namespace {
+
+SamplingParams params_from(const nlohmann::json& p) {
+    SamplingParams s;
+    s.temperature = p["temperature"].get<float>();
+    s.top_k = p["top_k"].get<int>();
+    s.top_p = p["top_p"].get<float>();
+    s.min_p = p["min_p"].get<float>();
+    s.min_tokens_to_keep = p["min_tokens_to_keep"].get<int>();
+    s.repetition_penalty = p["repetition_penalty"].get<float>();
+    const std::string scope = p["penalty_scope"].get<std::string>();
+    s.penalty_scope = scope == "output_only" ? PenaltyScope::OutputOnly
+                      : scope == "last_n"    ? PenaltyScope::LastN
+                                             : PenaltyScope::PromptAndOutput;
+    s.penalty_last_n = p["penalty_last_n"].get<int>();
+    s.presence_penalty = p["presence_penalty"].get<float>();
+    s.frequency_penalty = p["frequency_penalty"].get<float>();
+    s.no_repeat_ngram_size = p["no_repeat_ngram_size"].get<int>();
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("seeded generations equal the independent reference token for token", "[sampling][reference]") {
+    const Gpt2 model = Gpt2::load(golden::model_dir());
+    const nlohmann::json g = golden::load("sampling.json");
+    REQUIRE(g["cases"].size() >= 20);
+    for (const auto& c : g["cases"]) {
+        const LogitsChain chain(params_from(c["params"]), parse_chain_order(c["order"].get<std::string>()));
+        INFO("case " << c["name"] << ": " << c["chain"] << ", seed " << c["seed"]);
+        CHECK(chain.describe() == c["chain"].get<std::string>());
+        const std::vector<int> expected = c["ids"].get<std::vector<int>>();
+        const std::vector<int> found =
+            generate_sampled(model, c["prompt_ids"].get<std::vector<int>>(),
+                             {c["max_new_tokens"].get<int>(), model.config().eos_token_id}, chain, c["seed"].get<uint64_t>());
+        INFO("expected: " << golden::join(expected) << "\nfound:    " << golden::join(found));
+        CHECK(found == expected);
+    }
+}
+
+TEST_CASE("candidate sets after the chain equal the independent reference", "[sampling][reference]") {
+    const Gpt2 model = Gpt2::load(golden::model_dir());
+    const nlohmann::json g = golden::load("processors.json");
+    REQUIRE(g["cases"].size() >= 8);
+    for (const auto& c : g["cases"]) {
+        const std::vector<int> prompt = c["prompt_ids"].get<std::vector<int>>();
+        const std::vector<int> generated = c["generated"].get<std::vector<int>>();
+        std::vector<int> context = prompt;
+        context.insert(context.end(), generated.begin(), generated.end());
+        const Vec z = last_position_logits(model.forward(context));
+        const LogitsChain chain(params_from(c["params"]), parse_chain_order(c["order"].get<std::string>()));
+        const Vec processed = chain.apply(z, {prompt, generated});
+        const std::vector<int> expected = c["candidates"].get<std::vector<int>>();
+        INFO("case " << c["name"] << ": " << c["chain"]);
+        CHECK(chain.describe() == c["chain"].get<std::string>());
+        REQUIRE(finite(processed).size() == expected.size());
+        CHECK(finite(processed) == expected);
+        const Vec p = softmax(processed);
+        const std::vector<double> probs = c["probs"].get<std::vector<double>>();
+        for (size_t i = 0; i < expected.size(); ++i) {
+            INFO("id " << expected[i]);
+            CHECK(p(static_cast<size_t>(expected[i])) == Approx(probs[i]).margin(c["tolerance"].get<double>()));
+        }
+    }
+}
