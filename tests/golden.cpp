@@ -1,6 +1,8 @@
 #include "golden.hpp"
 
+#include <cmath>
 #include <fstream>
+#include <memory>
 #include <random>
 #include <stdexcept>
 
@@ -44,6 +46,49 @@ std::string join(const std::vector<int>& ids) {
     std::string s;
     for (int id : ids) s += (s.empty() ? "" : ", ") + std::to_string(id);
     return s;
+}
+
+const decodebook::Gpt2& model() {
+    static const decodebook::Gpt2 m = decodebook::Gpt2::load(model_dir());
+    return m;
+}
+
+decodebook::Picker scripted(std::vector<int> script) {
+    auto next = std::make_shared<size_t>(0);
+    return [script, next](const xt::xtensor<float, 1>&) { return script[(*next)++ % script.size()]; };
+}
+
+decodebook::SamplingParams sampling_params(const nlohmann::json& p) {
+    decodebook::SamplingParams s;
+    s.temperature = p["temperature"].get<float>();
+    s.top_k = p["top_k"].get<int>();
+    s.top_p = p["top_p"].get<float>();
+    s.min_p = p["min_p"].get<float>();
+    s.min_tokens_to_keep = p["min_tokens_to_keep"].get<int>();
+    s.repetition_penalty = p["repetition_penalty"].get<float>();
+    const std::string scope = p["penalty_scope"].get<std::string>();
+    s.penalty_scope = scope == "output_only" ? decodebook::PenaltyScope::OutputOnly
+                      : scope == "last_n"    ? decodebook::PenaltyScope::LastN
+                                             : decodebook::PenaltyScope::PromptAndOutput;
+    s.penalty_last_n = p["penalty_last_n"].get<int>();
+    s.presence_penalty = p["presence_penalty"].get<float>();
+    s.frequency_penalty = p["frequency_penalty"].get<float>();
+    s.no_repeat_ngram_size = p["no_repeat_ngram_size"].get<int>();
+    return s;
+}
+
+std::vector<int> finite_ids(const xt::xtensor<float, 1>& logits) {
+    std::vector<int> ids;
+    for (size_t i = 0; i < logits.size(); ++i)
+        if (std::isfinite(logits(i))) ids.push_back(static_cast<int>(i));
+    return ids;
+}
+
+std::vector<int> kept_ids(const std::vector<bool>& keep) {
+    std::vector<int> ids;
+    for (size_t i = 0; i < keep.size(); ++i)
+        if (keep[i]) ids.push_back(static_cast<int>(i));
+    return ids;
 }
 
 }  // namespace golden

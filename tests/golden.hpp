@@ -7,6 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "decodebook/chain.hpp"
+#include "decodebook/decode.hpp"
+#include "decodebook/model.hpp"
+
 namespace golden {
 
 /// The model the goldens were made with.
@@ -26,5 +30,16 @@ struct TempDir {
 void write_file(const std::string& path, const std::string& bytes);
 /// "1, 2, 3" for messages.
 std::string join(const std::vector<int>& ids);
+
+/// The embedded model, loaded once per test process.
+const decodebook::Gpt2& model();
+/// A picker that ignores the logits and replays `script` (cycling).
+decodebook::Picker scripted(std::vector<int> script);
+/// SamplingParams from a golden case's "params" object (tools/reference/sampling.py's keys).
+decodebook::SamplingParams sampling_params(const nlohmann::json& params);
+/// Ids whose logit is finite (the candidates a chain left).
+std::vector<int> finite_ids(const xt::xtensor<float, 1>& logits);
+/// Ids whose flag is set.
+std::vector<int> kept_ids(const std::vector<bool>& keep);
 
 }  // namespace golden

@@ -11,20 +11,8 @@
 
 using namespace decodebook;
 
-namespace {
-
-const Gpt2& model() {
-    static const Gpt2 m = Gpt2::load(golden::model_dir());
-    return m;
-}
-
-// A picker that ignores the logits and replays a script of ids.
-Picker scripted(std::vector<int> script) {
-    auto i = std::make_shared<size_t>(0);
-    return [script, i](const xt::xtensor<float, 1>&) { return script[(*i)++ % script.size()]; };
-}
-
-}  // namespace
+using golden::model;
+using golden::scripted;
 
 TEST_CASE("argmax takes the largest logit and the lowest id on ties", "[decode][greedy]") {
     CHECK(argmax(xt::xtensor<float, 1>{0.5f, 2.0f, -1.0f}) == 1);

@@ -19,19 +19,8 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-std::vector<int> kept(const std::vector<bool>& keep) {
-    std::vector<int> ids;
-    for (size_t i = 0; i < keep.size(); ++i)
-        if (keep[i]) ids.push_back(static_cast<int>(i));
-    return ids;
-}
-
-std::vector<int> finite(const Vec& z) {
-    std::vector<int> ids;
-    for (size_t i = 0; i < z.size(); ++i)
-        if (std::isfinite(z(i))) ids.push_back(static_cast<int>(i));
-    return ids;
-}
+using golden::finite_ids;
+using golden::kept_ids;
 
 }  // namespace
 
@@ -100,31 +89,31 @@ TEST_CASE("Gumbel-max and inverse-CDF sampling give the same distribution", "[sa
 TEST_CASE("top-k keeps ties with the k-th value", "[sampling][ch03]") {
     Vec z{1.0f, 3.0f, 3.0f, 2.0f};
     apply_top_k(z, 2);
-    CHECK(finite(z) == std::vector<int>{1, 2});
+    CHECK(finite_ids(z) == std::vector<int>{1, 2});
     Vec ties{5.0f, 4.0f, 4.0f, 4.0f, 1.0f};
     apply_top_k(ties, 2);
-    CHECK(finite(ties) == std::vector<int>{0, 1, 2, 3});  // HF keeps all three 4s
+    CHECK(finite_ids(ties) == std::vector<int>{0, 1, 2, 3});  // HF keeps all three 4s
     Vec off{1.0f, 2.0f};
     apply_top_k(off, 0);
-    CHECK(finite(off) == std::vector<int>{0, 1});
+    CHECK(finite_ids(off) == std::vector<int>{0, 1});
     Vec keep{1.0f, 2.0f, 3.0f, 4.0f};
     apply_top_k(keep, 1, 3);  // min_tokens_to_keep wins
-    CHECK(finite(keep) == std::vector<int>{1, 2, 3});
+    CHECK(finite_ids(keep) == std::vector<int>{1, 2, 3});
     Vec big{1.0f, 2.0f};
     apply_top_k(big, 50);  // k larger than V keeps all
-    CHECK(finite(big) == std::vector<int>{0, 1});
+    CHECK(finite_ids(big) == std::vector<int>{0, 1});
 }
 
 TEST_CASE("top-p keeps the crossing token and drops the next at an exact sum", "[sampling][ch03]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
-    CHECK(kept(top_p_keep(p, 0.8)) == std::vector<int>{0, 1});  // 0.5 + 0.3 = 0.8 exactly: keeps 2
-    CHECK(kept(top_p_keep(p, 0.81)) == std::vector<int>{0, 1, 2});
-    CHECK(kept(top_p_keep(p, 0.79)) == std::vector<int>{0, 1});
-    CHECK(kept(top_p_keep(p, 0.5)) == std::vector<int>{0});
-    CHECK(kept(top_p_keep(p, 0.0)) == std::vector<int>{0});  // p = 0 keeps exactly one token
-    CHECK(kept(top_p_keep(p, 1.0)) == std::vector<int>{0, 1, 2, 3});
-    CHECK(kept(top_p_keep(p, 0.5, 3)) == std::vector<int>{0, 1, 2});  // min_tokens_to_keep
-    CHECK(kept(top_p_keep(Vec{0.1f, 0.3f, 0.5f, 0.1f}, 0.8)) == std::vector<int>{1, 2});  // order is by probability
+    CHECK(kept_ids(top_p_keep(p, 0.8)) == std::vector<int>{0, 1});  // 0.5 + 0.3 = 0.8 exactly: keeps 2
+    CHECK(kept_ids(top_p_keep(p, 0.81)) == std::vector<int>{0, 1, 2});
+    CHECK(kept_ids(top_p_keep(p, 0.79)) == std::vector<int>{0, 1});
+    CHECK(kept_ids(top_p_keep(p, 0.5)) == std::vector<int>{0});
+    CHECK(kept_ids(top_p_keep(p, 0.0)) == std::vector<int>{0});  // p = 0 keeps exactly one token
+    CHECK(kept_ids(top_p_keep(p, 1.0)) == std::vector<int>{0, 1, 2, 3});
+    CHECK(kept_ids(top_p_keep(p, 0.5, 3)) == std::vector<int>{0, 1, 2});  // min_tokens_to_keep
+    CHECK(kept_ids(top_p_keep(Vec{0.1f, 0.3f, 0.5f, 0.1f}, 0.8)) == std::vector<int>{1, 2});  // order is by probability
 }
 
 TEST_CASE("top-p on a flat tail keeps thousands of tokens", "[sampling][ch03]") {
@@ -146,13 +135,13 @@ TEST_CASE("top-p on a flat tail keeps thousands of tokens", "[sampling][ch03]") 
 
 TEST_CASE("min-p keeps tokens above a fraction of the top probability", "[sampling][ch03]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
-    CHECK(kept(min_p_keep(p, 0.25)) == std::vector<int>{0, 1});  // threshold 0.125
-    CHECK(kept(min_p_keep(p, 0.7)) == std::vector<int>{0});      // threshold 0.35
-    CHECK(kept(min_p_keep(p, 0.0)) == std::vector<int>{0, 1, 2, 3});
-    CHECK(kept(min_p_keep(p, 1.0, 2)) == std::vector<int>{0, 1});  // min_tokens_to_keep
+    CHECK(kept_ids(min_p_keep(p, 0.25)) == std::vector<int>{0, 1});  // threshold 0.125
+    CHECK(kept_ids(min_p_keep(p, 0.7)) == std::vector<int>{0});      // threshold 0.35
+    CHECK(kept_ids(min_p_keep(p, 0.0)) == std::vector<int>{0, 1, 2, 3});
+    CHECK(kept_ids(min_p_keep(p, 1.0, 2)) == std::vector<int>{0, 1});  // min_tokens_to_keep
     Vec z{std::log(0.5f), std::log(0.3f), std::log(0.1f), std::log(0.1f)};
     apply_min_p(z, 0.25f);
-    CHECK(finite(z) == std::vector<int>{0, 1});
+    CHECK(finite_ids(z) == std::vector<int>{0, 1});
 }
 
 TEST_CASE("repetition penalty is sign-aware", "[sampling][ch04]") {
@@ -176,13 +165,13 @@ TEST_CASE("no-repeat-ngram bans completions of earlier n-grams", "[sampling][ch0
     const std::vector<int> seq{1, 2, 3, 1, 2};
     Vec z = xt::zeros<float>({5});
     apply_no_repeat_ngram(z, seq, 3);  // last two tokens (1, 2) were followed by 3
-    CHECK(finite(z) == std::vector<int>{0, 1, 2, 4});
+    CHECK(finite_ids(z) == std::vector<int>{0, 1, 2, 4});
     Vec bigram = xt::zeros<float>({5});
     apply_no_repeat_ngram(bigram, seq, 2);  // last token 2 was followed by 3
-    CHECK(finite(bigram) == std::vector<int>{0, 1, 2, 4});
+    CHECK(finite_ids(bigram) == std::vector<int>{0, 1, 2, 4});
     Vec unigram = xt::zeros<float>({5});
     apply_no_repeat_ngram(unigram, seq, 1);  // every seen token
-    CHECK(finite(unigram) == std::vector<int>{0, 4});
+    CHECK(finite_ids(unigram) == std::vector<int>{0, 4});
     Vec short_seq = xt::zeros<float>({5});
     apply_no_repeat_ngram(short_seq, {1, 2}, 4);
     CHECK(count_candidates(short_seq) == 5);
@@ -264,35 +253,13 @@ TEST_CASE("greedy equals top_k 1 equals top_p 0 on the model", "[sampling][chain
     }
 }
 
-namespace {
-
-SamplingParams params_from(const nlohmann::json& p) {
-    SamplingParams s;
-    s.temperature = p["temperature"].get<float>();
-    s.top_k = p["top_k"].get<int>();
-    s.top_p = p["top_p"].get<float>();
-    s.min_p = p["min_p"].get<float>();
-    s.min_tokens_to_keep = p["min_tokens_to_keep"].get<int>();
-    s.repetition_penalty = p["repetition_penalty"].get<float>();
-    const std::string scope = p["penalty_scope"].get<std::string>();
-    s.penalty_scope = scope == "output_only" ? PenaltyScope::OutputOnly
-                      : scope == "last_n"    ? PenaltyScope::LastN
-                                             : PenaltyScope::PromptAndOutput;
-    s.penalty_last_n = p["penalty_last_n"].get<int>();
-    s.presence_penalty = p["presence_penalty"].get<float>();
-    s.frequency_penalty = p["frequency_penalty"].get<float>();
-    s.no_repeat_ngram_size = p["no_repeat_ngram_size"].get<int>();
-    return s;
-}
-
-}  // namespace
 
 TEST_CASE("seeded generations equal the independent reference token for token", "[sampling][reference]") {
     const Gpt2 model = Gpt2::load(golden::model_dir());
     const nlohmann::json g = golden::load("sampling.json");
     REQUIRE(g["cases"].size() >= 20);
     for (const auto& c : g["cases"]) {
-        const LogitsChain chain(params_from(c["params"]), parse_chain_order(c["order"].get<std::string>()));
+        const LogitsChain chain(golden::sampling_params(c["params"]), parse_chain_order(c["order"].get<std::string>()));
         INFO("case " << c["name"] << ": " << c["chain"] << ", seed " << c["seed"]);
         CHECK(chain.describe() == c["chain"].get<std::string>());
         const std::vector<int> expected = c["ids"].get<std::vector<int>>();
@@ -314,13 +281,13 @@ TEST_CASE("candidate sets after the chain equal the independent reference", "[sa
         std::vector<int> context = prompt;
         context.insert(context.end(), generated.begin(), generated.end());
         const Vec z = last_position_logits(model.forward(context));
-        const LogitsChain chain(params_from(c["params"]), parse_chain_order(c["order"].get<std::string>()));
+        const LogitsChain chain(golden::sampling_params(c["params"]), parse_chain_order(c["order"].get<std::string>()));
         const Vec processed = chain.apply(z, {prompt, generated});
         const std::vector<int> expected = c["candidates"].get<std::vector<int>>();
         INFO("case " << c["name"] << ": " << c["chain"]);
         CHECK(chain.describe() == c["chain"].get<std::string>());
-        REQUIRE(finite(processed).size() == expected.size());
-        CHECK(finite(processed) == expected);
+        REQUIRE(finite_ids(processed).size() == expected.size());
+        CHECK(finite_ids(processed) == expected);
         const Vec p = softmax(processed);
         const std::vector<double> probs = c["probs"].get<std::vector<double>>();
         for (size_t i = 0; i < expected.size(); ++i) {

@@ -7,18 +7,10 @@
 #include "golden.hpp"
 
 using namespace decodebook;
+using golden::model;
+using golden::scripted;
 
 namespace {
-
-const Gpt2& model() {
-    static const Gpt2 m = Gpt2::load(golden::model_dir());
-    return m;
-}
-
-Picker scripted(std::vector<int> script) {
-    auto i = std::make_shared<size_t>(0);
-    return [script, i](const xt::xtensor<float, 1>&) { return script[(*i)++ % script.size()]; };
-}
 
 std::string show(const xt::xtensor<float, 1>& v) {
     std::string s = "[";

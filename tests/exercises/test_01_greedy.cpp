@@ -10,13 +10,9 @@
 #include "golden.hpp"
 
 using namespace decodebook;
+using golden::model;
 
 namespace {
-
-const Gpt2& model() {
-    static const Gpt2 m = Gpt2::load(golden::model_dir());
-    return m;
-}
 
 void check_argmax(const xt::xtensor<float, 1>& logits, int expected, const std::string& what) {
     const int found = exercises::argmax(logits);

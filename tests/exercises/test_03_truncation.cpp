@@ -15,20 +15,6 @@ using Vec = xt::xtensor<float, 1>;
 
 namespace {
 
-std::vector<int> kept(const std::vector<bool>& keep) {
-    std::vector<int> ids;
-    for (size_t i = 0; i < keep.size(); ++i)
-        if (keep[i]) ids.push_back(static_cast<int>(i));
-    return ids;
-}
-
-std::vector<int> finite(const Vec& z) {
-    std::vector<int> ids;
-    for (size_t i = 0; i < z.size(); ++i)
-        if (std::isfinite(z(i))) ids.push_back(static_cast<int>(i));
-    return ids;
-}
-
 void check_ids(const std::vector<int>& found, const std::vector<int>& expected, const std::string& what) {
     INFO(what);
     INFO("expected kept ids: " << golden::join(expected));
@@ -68,19 +54,19 @@ Vec case_logits(const nlohmann::json& c) {
 TEST_CASE("ex03.1 apply_top_k keeps the k largest and their ties", "[ex03.1]") {
     Vec a{1.0f, 3.0f, 3.0f, 2.0f};
     exercises::apply_top_k(a, 2, 1);
-    check_ids(finite(a), {1, 2}, "[1, 3, 3, 2], k = 2");
+    check_ids(golden::finite_ids(a), {1, 2}, "[1, 3, 3, 2], k = 2");
     Vec b{5.0f, 4.0f, 4.0f, 4.0f, 1.0f};
     exercises::apply_top_k(b, 2, 1);
-    check_ids(finite(b), {0, 1, 2, 3}, "[5, 4, 4, 4, 1], k = 2: the three 4s tie with the 2nd value");
+    check_ids(golden::finite_ids(b), {0, 1, 2, 3}, "[5, 4, 4, 4, 1], k = 2: the three 4s tie with the 2nd value");
     Vec c{1.0f, 2.0f, 3.0f, 4.0f};
     exercises::apply_top_k(c, 1, 3);
-    check_ids(finite(c), {1, 2, 3}, "[1, 2, 3, 4], k = 1, min_keep = 3");
+    check_ids(golden::finite_ids(c), {1, 2, 3}, "[1, 2, 3, 4], k = 1, min_keep = 3");
     Vec d{1.0f, 2.0f};
     exercises::apply_top_k(d, 0, 1);
-    check_ids(finite(d), {0, 1}, "k = 0 disables top-k");
+    check_ids(golden::finite_ids(d), {0, 1}, "k = 0 disables top-k");
     Vec e{2.0f, 1.0f};
     exercises::apply_top_k(e, 10, 1);
-    check_ids(finite(e), {0, 1}, "k larger than the vocabulary keeps everything");
+    check_ids(golden::finite_ids(e), {0, 1}, "k larger than the vocabulary keeps everything");
 }
 
 TEST_CASE("ex03.1 apply_top_k matches the reference on the model", "[ex03.1]") {
@@ -89,29 +75,29 @@ TEST_CASE("ex03.1 apply_top_k matches the reference on the model", "[ex03.1]") {
     for (const auto& c : cases) {
         Vec z = case_logits(c);
         exercises::apply_top_k(z, c["params"]["top_k"].get<int>(), c["params"]["min_tokens_to_keep"].get<int>());
-        check_ids(finite(z), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
+        check_ids(golden::finite_ids(z), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
     }
 }
 
 TEST_CASE("ex03.2 top_p_keep keeps the crossing token", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
-    check_ids(kept(exercises::top_p_keep(p, 0.81, 1)), {0, 1, 2}, "probs [0.5, 0.3, 0.1, 0.1], p = 0.81");
-    check_ids(kept(exercises::top_p_keep(p, 0.79, 1)), {0, 1}, "p = 0.79: id 1 crosses it");
-    check_ids(kept(exercises::top_p_keep(Vec{0.1f, 0.3f, 0.5f, 0.1f}, 0.8, 1)), {1, 2},
+    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.81, 1)), {0, 1, 2}, "probs [0.5, 0.3, 0.1, 0.1], p = 0.81");
+    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.79, 1)), {0, 1}, "p = 0.79: id 1 crosses it");
+    check_ids(golden::kept_ids(exercises::top_p_keep(Vec{0.1f, 0.3f, 0.5f, 0.1f}, 0.8, 1)), {1, 2},
               "probs [0.1, 0.3, 0.5, 0.1], p = 0.8: walk by probability, not by id");
 }
 
 TEST_CASE("ex03.2 top_p_keep drops the next token at an exact sum", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
-    check_ids(kept(exercises::top_p_keep(p, 0.8, 1)), {0, 1}, "p = 0.8 and 0.5 + 0.3 = 0.8 exactly (HF keeps 2)");
-    check_ids(kept(exercises::top_p_keep(p, 0.5, 1)), {0}, "p = 0.5 and 0.5 = 0.5 exactly");
+    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.8, 1)), {0, 1}, "p = 0.8 and 0.5 + 0.3 = 0.8 exactly (HF keeps 2)");
+    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.5, 1)), {0}, "p = 0.5 and 0.5 = 0.5 exactly");
 }
 
 TEST_CASE("ex03.2 top_p_keep edge values", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f, 0.0f};
-    check_ids(kept(exercises::top_p_keep(p, 0.0, 1)), {0}, "p = 0 keeps exactly one token");
-    check_ids(kept(exercises::top_p_keep(p, 1.0, 1)), {0, 1, 2, 3}, "p = 1 keeps every token with p > 0");
-    check_ids(kept(exercises::top_p_keep(p, 0.5, 3)), {0, 1, 2}, "p = 0.5 with min_keep = 3");
+    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.0, 1)), {0}, "p = 0 keeps exactly one token");
+    check_ids(golden::kept_ids(exercises::top_p_keep(p, 1.0, 1)), {0, 1, 2, 3}, "p = 1 keeps every token with p > 0");
+    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.5, 3)), {0, 1, 2}, "p = 0.5 with min_keep = 3");
 }
 
 TEST_CASE("ex03.2 top_p_keep matches the reference on the model", "[ex03.2]") {
@@ -120,16 +106,16 @@ TEST_CASE("ex03.2 top_p_keep matches the reference on the model", "[ex03.2]") {
     for (const auto& c : cases) {
         const Vec probs = decodebook::softmax(case_logits(c));
         const auto keep = exercises::top_p_keep(probs, c["params"]["top_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
-        check_ids(kept(keep), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
+        check_ids(golden::kept_ids(keep), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
     }
 }
 
 TEST_CASE("ex03.3 min_p_keep scales with the top probability", "[ex03.3]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f, 0.0f};
-    check_ids(kept(exercises::min_p_keep(p, 0.25, 1)), {0, 1}, "probs [0.5, 0.3, 0.1, 0.1, 0], min_p 0.25: threshold 0.125");
-    check_ids(kept(exercises::min_p_keep(p, 0.7, 1)), {0}, "min_p 0.7: threshold 0.35");
-    check_ids(kept(exercises::min_p_keep(p, 0.2, 1)), {0, 1, 2, 3}, "min_p 0.2: threshold 0.1, ties at it kept");
-    check_ids(kept(exercises::min_p_keep(p, 1.0, 2)), {0, 1}, "min_p 1 with min_keep = 2");
+    check_ids(golden::kept_ids(exercises::min_p_keep(p, 0.25, 1)), {0, 1}, "probs [0.5, 0.3, 0.1, 0.1, 0], min_p 0.25: threshold 0.125");
+    check_ids(golden::kept_ids(exercises::min_p_keep(p, 0.7, 1)), {0}, "min_p 0.7: threshold 0.35");
+    check_ids(golden::kept_ids(exercises::min_p_keep(p, 0.2, 1)), {0, 1, 2, 3}, "min_p 0.2: threshold 0.1, ties at it kept");
+    check_ids(golden::kept_ids(exercises::min_p_keep(p, 1.0, 2)), {0, 1}, "min_p 1 with min_keep = 2");
 }
 
 TEST_CASE("ex03.3 min_p_keep matches the reference on the model", "[ex03.3]") {
@@ -138,6 +124,6 @@ TEST_CASE("ex03.3 min_p_keep matches the reference on the model", "[ex03.3]") {
     for (const auto& c : cases) {
         const Vec probs = decodebook::softmax(case_logits(c));
         const auto keep = exercises::min_p_keep(probs, c["params"]["min_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
-        check_ids(kept(keep), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
+        check_ids(golden::kept_ids(keep), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
     }
 }
