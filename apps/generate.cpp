@@ -102,7 +102,7 @@ std::string describe(const Settings& s) {
     return o.str();
 }
 
-// Generate one continuation, streaming it; returns false if the request was refused.
+// Generate one continuation, streaming it; throws Error if the request is refused.
 void run(const Gpt2& model, const Tokenizer& tok, const Settings& s, const std::string& prompt) {
     const LogitsChain chain(s.params, s.order);
     if (s.show_chain) std::cout << "chain: " << chain.describe() << "\n";
@@ -120,6 +120,7 @@ void run(const Gpt2& model, const Tokenizer& tok, const Settings& s, const std::
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << stream.flush() << "\n";
     if (s.show_steps) print_steps(std::cout, steps, tok);
+    std::cout.flush();  // the summary goes to stderr: keep it after the text
     std::fprintf(stderr, "[%zu tokens in %.2f s: %.1f tokens/s%s]\n", out.size(), seconds,
                  static_cast<double>(out.size()) / seconds,
                  !out.empty() && out.back() == model.config().eos_token_id ? ", ended with <|endoftext|>" : "");

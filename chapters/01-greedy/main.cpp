@@ -86,9 +86,11 @@ int main(int argc, char** argv) {
                     first == second ? "exactly the same tokens" : "DIFFERENT tokens (this should never happen)",
                     second.size());
 
-        const auto [period, covered] = find_loop(first);  // report.hpp
+        std::vector<int> body = first;  // a loop the model finally ended is still a loop
+        if (!body.empty() && body.back() == eos) body.pop_back();
+        const auto [period, covered] = find_loop(body);  // report.hpp
         if (period > 0) {
-            const std::vector<int> cycle(first.end() - static_cast<long>(period), first.end());
+            const std::vector<int> cycle(body.end() - static_cast<long>(period), body.end());
             std::printf("Repetition loop: the last %zu tokens are a %zu-token cycle repeated %.1f times:\n  %s\n"
                         "Greedy has no way out: once the context repeats, the argmax repeats too.\n"
                         "(Chapters 02-04 break such loops with sampling and penalties.)\n",

@@ -14,6 +14,7 @@
 // generate_sampled (chain.hpp).
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "decodebook/chain.hpp"
 #include "decodebook/cli.hpp"
 #include "decodebook/decode.hpp"
+#include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/model.hpp"
 #include "decodebook/report.hpp"
@@ -51,12 +53,36 @@ void seeded_run(const Gpt2& model, const Tokenizer& tok, const std::vector<int>&
     std::printf("  %-8s %s\n", label, visible_token(tok.decode(out)).c_str());
 }
 
+// --csv FILE: the 20 most likely next tokens at several temperatures, for the course site's plot.
+// The ranks are those at T = 1; dividing by T > 0 keeps the order, so they hold at every T.
+void write_temperature_csv(const std::string& path, const Vec& logits, const Tokenizer& tok) {
+    std::ofstream out(path);
+    if (!out) throw Error("cannot write the --csv file '" + path + "'", "pass a path in a folder that exists and is writable");
+    const auto quoted = [](const std::string& text) {  // a CSV field: inner quotes doubled
+        std::string field = "\"";
+        for (char c : text) field += c == '"' ? std::string("\"\"") : std::string(1, c);
+        return field + '"';
+    };
+    out << "temperature,rank,id,token,probability\n";
+    const std::vector<int> ids = top_ids(softmax(logits), 20);
+    for (float t : {0.25f, 0.5f, 1.0f, 1.5f, 2.0f}) {
+        const Vec p = softmax(with_temperature(logits, t));
+        for (size_t rank = 0; rank < ids.size(); ++rank) {
+            const int id = ids[rank];
+            out << t << ',' << rank + 1 << ',' << id << ',' << quoted(visible_token(tok.token_bytes(id))) << ','
+                << p(static_cast<size_t>(id)) << '\n';
+        }
+    }
+    if (!out.flush()) throw Error("writing the --csv file '" + path + "' failed", "check the disk space and permissions");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     ChapterInfo info{"chapter-02", "Temperature and sampling: z / T, softmax, a coin, and the Gumbel-max trick.",
                      "The best way to", 32};
     info.sampling = true;
+    info.csv_columns = "temperature,rank,id,token,probability";
     const ChapterOptions opt = parse_chapter_options(argc, argv, info);
     return run_chapter([&] {
         const Gpt2 model = Gpt2::load(opt.model_dir);
@@ -129,6 +155,11 @@ int main(int argc, char** argv) {
         }
         std::printf("  Inverse CDF needs one coin per token drawn; Gumbel-max needs one per vocabulary entry but\n"
                     "  no sorting or normalising: argmax(z + Gumbel noise) is an exact sample of softmax(z).\n");
+
+        if (!opt.csv.empty()) {
+            write_temperature_csv(opt.csv, logits, tok);
+            std::printf("\n(wrote the 20 most likely tokens at 5 temperatures to %s)\n", opt.csv.c_str());
+        }
 
         std::printf("\nYour exercises (./grade 02 grades them):\n");
         Vec yours_p;

@@ -14,6 +14,7 @@
 // apply_min_p, count_candidates (sampling.hpp); ChainOrder (chain.hpp).
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -22,11 +23,13 @@
 #include "decodebook/chain.hpp"
 #include "decodebook/cli.hpp"
 #include "decodebook/decode.hpp"
+#include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/model.hpp"
 #include "decodebook/report.hpp"
 #include "decodebook/sampling.hpp"
 #include "decodebook/tokenizer.hpp"
+#include "decodebook/utf8.hpp"
 
 using namespace decodebook;
 
@@ -70,11 +73,39 @@ std::pair<Step, Step> peaked_and_flat(const Gpt2& model, const std::vector<int>&
     return {peaked, flat};
 }
 
+// --csv FILE: the 40 most likely tokens of the peaked and the flat step of part 2, each with
+// whether top_k 10, top_p 0.9 and min_p 0.1 keep it (1) or remove it (0), for the site's plot.
+void write_truncation_csv(const std::string& path, const Gpt2& model, const Tokenizer& tok, const Step& peaked,
+                          const Step& flat) {
+    std::ofstream out(path);
+    if (!out) throw Error("cannot write the --csv file '" + path + "'", "pass a path in a folder that exists and is writable");
+    const auto quoted = [](const std::string& text) {  // a CSV field: inner quotes doubled
+        std::string field = "\"";
+        for (char c : text) field += c == '"' ? std::string("\"\"") : std::string(1, c);
+        return field + '"';
+    };
+    out << "step,rank,id,token,probability,top_k,top_p,min_p\n";
+    for (const Step* s : {&peaked, &flat}) {
+        const Vec z = last_position_logits(model.forward(s->context));
+        const Vec p = softmax(z);
+        const Vec by_k = filtered(z, only_k(10)), by_p = filtered(z, only_p(0.9f)), by_min_p = filtered(z, only_min_p(0.1f));
+        const std::vector<int> ids = top_ids(p, 40);
+        for (size_t rank = 0; rank < ids.size(); ++rank) {
+            const size_t id = static_cast<size_t>(ids[rank]);
+            out << (s == &peaked ? "peaked" : "flat") << ',' << rank + 1 << ',' << id << ','
+                << quoted(visible_token(tok.token_bytes(ids[rank]))) << ',' << p(id) << ',' << std::isfinite(by_k(id))
+                << ',' << std::isfinite(by_p(id)) << ',' << std::isfinite(by_min_p(id)) << '\n';
+        }
+    }
+    if (!out.flush()) throw Error("writing the --csv file '" + path + "' failed", "check the disk space and permissions");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     ChapterInfo info{"chapter-03", "Truncation: top-k, top-p and min-p on the same step.", "A computer is", 24};
     info.sampling = true;
+    info.csv_columns = "step,rank,id,token,probability,top_k,top_p,min_p";
     const ChapterOptions opt = parse_chapter_options(argc, argv, info);
     return run_chapter([&] {
         const Gpt2 model = Gpt2::load(opt.model_dir);
@@ -93,7 +124,7 @@ int main(int argc, char** argv) {
         const auto [peaked, flat] = peaked_and_flat(model, prompt, 16);
         for (const Step* s : {&peaked, &flat}) {
             const Vec z = last_position_logits(model.forward(s->context));
-            std::printf("  after \"...%s\" (entropy %.2f nats, %s):\n",
+            std::printf("  after ...%s (entropy %.2f nats, %s):\n",
                         visible_token(tok.decode({s->context.end() - std::min<long>(4, static_cast<long>(s->context.size())), s->context.end()})).c_str(),
                         s->entropy, s == &peaked ? "peaked" : "flat");
             print_survivors("top_k 10", filtered(z, only_k(10)), tok);
@@ -132,8 +163,13 @@ int main(int argc, char** argv) {
         std::vector<StepRecord> steps;
         const std::vector<int> out = generate_sampled(model, prompt, {opt.max_new_tokens, model.config().eos_token_id},
                                                       chain, opt.seed, [&](const StepRecord& s) { steps.push_back(s); });
-        std::printf("  %s%s\n", opt.prompt.c_str(), visible_token(tok.decode(out)).c_str());
+        std::printf("  %s%s\n", opt.prompt.c_str(), to_valid_utf8(tok.decode(out)).c_str());
         if (opt.show_steps) print_steps(std::cout, steps, tok);
+
+        if (!opt.csv.empty()) {
+            write_truncation_csv(opt.csv, model, tok, peaked, flat);
+            std::printf("\n(wrote the peaked and the flat step of part 2, 40 tokens each, to %s)\n", opt.csv.c_str());
+        }
 
         std::printf("\nYour exercises (./grade 03 grades them):\n");
         Vec yours_k = logits;

@@ -24,6 +24,7 @@
 #include "decodebook/report.hpp"
 #include "decodebook/sampling.hpp"
 #include "decodebook/tokenizer.hpp"
+#include "decodebook/utf8.hpp"
 
 using namespace decodebook;
 
@@ -37,7 +38,9 @@ std::vector<int> run(const Gpt2& model, const Tokenizer& tok, const std::vector<
     params.temperature = 0.0f;
     const LogitsChain chain(params);
     const std::vector<int> out = generate_sampled(model, prompt, {max_new_tokens, model.config().eos_token_id}, chain, 0);
-    const Loop loop = find_loop(out);
+    std::vector<int> body = out;  // a loop that the model finally ended is still a loop
+    if (!body.empty() && body.back() == model.config().eos_token_id) body.pop_back();
+    const Loop loop = find_loop(body);
     std::printf("  %-28s distinct-2 %.2f  %s\n", label, distinct_n(out, 2),
                 loop.period ? ("LOOP of " + std::to_string(loop.period) + " tokens x" +
                                std::to_string(loop.covered / loop.period)).c_str()
@@ -103,7 +106,7 @@ int main(int argc, char** argv) {
         std::vector<StepRecord> steps;
         const std::vector<int> sampled = generate_sampled(model, prompt, {opt.max_new_tokens, model.config().eos_token_id},
                                                           chain, opt.seed, [&](const StepRecord& s) { steps.push_back(s); });
-        std::printf("  %s%s\n  distinct-2 %.2f\n", opt.prompt.c_str(), visible_token(tok.decode(sampled)).c_str(),
+        std::printf("  %s%s\n  distinct-2 %.2f\n", opt.prompt.c_str(), to_valid_utf8(tok.decode(sampled)).c_str(),
                     distinct_n(sampled, 2));
         if (opt.show_steps) print_steps(std::cout, steps, tok);
         std::printf("  (decodebook-diversity measures distinct-n and the model's own loss across samplers)\n");

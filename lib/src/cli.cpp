@@ -22,7 +22,7 @@ ChapterOptions parse_chapter_options(int argc, char** argv, const ChapterInfo& i
          cxxopts::value<std::string>()->default_value(""))
         ("s,show-steps", "print a table of every step: step, id, token, logit, probability, ms");
     if (!info.csv_columns.empty()) {  // only chapters that write a CSV offer --csv
-        options.add_options()("csv", "write one CSV row per step to FILE (" + info.csv_columns + ")",
+        options.add_options()("csv", "write the chapter's data as CSV to FILE (columns: " + info.csv_columns + ")",
                               cxxopts::value<std::string>()->default_value(""), "FILE");
     }
     if (info.sampling) {  // chapters 02-04
