@@ -53,7 +53,7 @@ std::vector<int> run(const Gpt2& model, const Tokenizer& tok, const std::vector<
 
 int main(int argc, char** argv) {
     ChapterInfo info{"chapter-04", "Penalties: repetition, presence/frequency and no-repeat-ngram break greedy loops.",
-                     "The best way to", 64};
+                     "The best way to", 48};
     info.sampling = true;
     const ChapterOptions opt = parse_chapter_options(argc, argv, info);
     return run_chapter([&] {
