@@ -151,11 +151,13 @@ def write_safetensors(path: str, tensors: dict[str, torch.Tensor]) -> None:
     header["__metadata__"] = {"format": "pt", "producer": "decodebook tools/train_model.py"}
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
+    tmp = path + ".tmp"  # readers (the reference, the chapters) never see a half-written file
+    with open(tmp, "wb") as f:
         f.write(struct.pack("<Q", len(text)))
         f.write(text)
         for b in blobs:
             f.write(b)
+    os.replace(tmp, path)
 
 
 @torch.no_grad()

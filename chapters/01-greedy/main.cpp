@@ -27,7 +27,7 @@ using namespace decodebook;
 namespace {
 
 // A prompt whose greedy continuation ends its fortune with <|endoftext|> quickly.
-const char* const kEndingPrompt = "Q: What do you call a fish with no eyes?\nA:";
+const char* const kEndingPrompt = "Murphy's Law:\n\t";
 
 // Run greedy decoding, streaming the text; returns the new tokens.
 std::vector<int> run_greedy(const Gpt2& model, const Tokenizer& tok, const std::string& prompt, int max_new_tokens,
@@ -92,7 +92,8 @@ int main(int argc, char** argv) {
         if (period > 0) {
             const std::vector<int> cycle(body.end() - static_cast<long>(period), body.end());
             std::printf("Repetition loop: the last %zu tokens are a %zu-token cycle repeated %.1f times:\n  %s\n"
-                        "Greedy has no way out: once the context repeats, the argmax repeats too.\n"
+                        "Once the context repeats, the argmax repeats too: only the length limit, or an\n"
+                        "end-of-text token that happens to win the argmax, stops it.\n"
                         "(Chapters 02-04 break such loops with sampling and penalties.)\n",
                         covered, period, static_cast<double>(covered) / static_cast<double>(period),
                         visible_token(tok.decode(cycle)).c_str());
