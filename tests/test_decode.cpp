@@ -2,9 +2,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <numeric>
 
 #include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
+#include "decodebook/report.hpp"
 #include "decodebook/tokenizer.hpp"
 #include "decodebook/utf8.hpp"
 #include "golden.hpp"
@@ -100,4 +102,25 @@ TEST_CASE("bad generation requests are refused with a fix", "[decode][errors]") 
     CHECK(greedy_generate(model(), long_prompt, {3, -1}).size() == 3);  // exactly fills the context
     REQUIRE_THROWS_WITH(generate_naive(model(), {1}, ok, scripted({c.vocab_size})),
                         Catch::Contains("picker returned token id"));
+}
+
+TEST_CASE("find_loop finds the longest repeated cycle anywhere", "[decode][report]") {
+    const std::vector<int> loop_inside{5, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 1, 2, 7};
+    const Loop a = find_loop(loop_inside);
+    CHECK(a.period == 2);
+    CHECK(a.start == 1);
+    CHECK(a.covered == 12);
+    std::vector<int> counting(20);
+    std::iota(counting.begin(), counting.end(), 0);
+    CHECK(find_loop(counting).period == 0);
+    CHECK(find_loop({3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3}).period == 0);  // 11 tokens: too short to call a loop
+    const Loop c = find_loop({3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3, 3});
+    CHECK((c.period == 1 && c.covered == 12));
+}
+
+TEST_CASE("distinct_n counts unique n-grams", "[decode][report]") {
+    CHECK(distinct_n({1, 2, 1, 2}, 2) == Approx(2.0 / 3.0));  // (1,2) (2,1) (1,2)
+    CHECK(distinct_n({1, 2, 3}, 1) == 1.0);
+    CHECK(distinct_n({4, 4, 4, 4}, 1) == 0.25);
+    CHECK(distinct_n({1}, 2) == 0.0);
 }

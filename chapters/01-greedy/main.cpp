@@ -64,7 +64,7 @@ void show_first_choice(const Gpt2& model, const Tokenizer& tok, const std::strin
 
 int main(int argc, char** argv) {
     const ChapterInfo info{"chapter-01", "Greedy decoding: deterministic, loops on long runs, stops at <|endoftext|>.",
-                           "The best way to", 160};
+                           "The best way to", 128};
     const ChapterOptions opt = parse_chapter_options(argc, argv, info);
     return run_chapter([&] {
         const Gpt2 model = Gpt2::load(opt.model_dir);
@@ -86,19 +86,18 @@ int main(int argc, char** argv) {
                     first == second ? "exactly the same tokens" : "DIFFERENT tokens (this should never happen)",
                     second.size());
 
-        std::vector<int> body = first;  // a loop the model finally ended is still a loop
-        if (!body.empty() && body.back() == eos) body.pop_back();
-        const auto [period, covered] = find_loop(body);  // report.hpp
-        if (period > 0) {
-            const std::vector<int> cycle(body.end() - static_cast<long>(period), body.end());
-            std::printf("Repetition loop: the last %zu tokens are a %zu-token cycle repeated %.1f times:\n  %s\n"
-                        "Once the context repeats, the argmax repeats too: only the length limit, or an\n"
-                        "end-of-text token that happens to win the argmax, stops it.\n"
+        const Loop loop = find_loop(first);  // report.hpp
+        if (loop.period > 0) {
+            const std::vector<int> cycle(first.begin() + static_cast<long>(loop.start),
+                                         first.begin() + static_cast<long>(loop.start + loop.period));
+            std::printf("Repetition loop: from new token %zu on, a %zu-token cycle repeats %.1f times:\n  %s\n"
+                        "Once the context repeats, the argmax tends to repeat too: greedy has no randomness to\n"
+                        "leave the loop, so only a rare shift in the logits, the length limit or <|endoftext|> ends it.\n"
                         "(Chapters 02-04 break such loops with sampling and penalties.)\n",
-                        covered, period, static_cast<double>(covered) / static_cast<double>(period),
+                        loop.start, loop.period, static_cast<double>(loop.covered) / static_cast<double>(loop.period),
                         visible_token(tok.decode(cycle)).c_str());
         } else {
-            std::printf("No repetition loop at the end of this run (try a larger --max-new-tokens).\n");
+            std::printf("No repetition loop in this run (try a larger --max-new-tokens).\n");
         }
         if (!first.empty() && first.back() == eos) {
             std::printf("The run ended with <|endoftext|> (id %d) after %zu tokens; it stays in the output.\n", eos,

@@ -38,9 +38,7 @@ std::vector<int> run(const Gpt2& model, const Tokenizer& tok, const std::vector<
     params.temperature = 0.0f;
     const LogitsChain chain(params);
     const std::vector<int> out = generate_sampled(model, prompt, {max_new_tokens, model.config().eos_token_id}, chain, 0);
-    std::vector<int> body = out;  // a loop that the model finally ended is still a loop
-    if (!body.empty() && body.back() == model.config().eos_token_id) body.pop_back();
-    const Loop loop = find_loop(body);
+    const Loop loop = find_loop(out);
     std::printf("  %-28s distinct-2 %.2f  %s\n", label, distinct_n(out, 2),
                 loop.period ? ("LOOP of " + std::to_string(loop.period) + " tokens x" +
                                std::to_string(loop.covered / loop.period)).c_str()

@@ -44,12 +44,18 @@ void print_steps(std::ostream& out, const std::vector<StepRecord>& steps, const 
 
 Loop find_loop(const std::vector<int>& tokens) {
     const size_t n = tokens.size();
+    Loop best;
     for (size_t p = 1; p <= n / 3; ++p) {
-        size_t run = 0;  // how far back tokens[i] == tokens[i - p] holds
-        while (run + p < n && tokens[n - 1 - run] == tokens[n - 1 - run - p]) ++run;
-        if (run + p >= 3 * p && run + p >= 12) return {p, run + p};
+        size_t run = 0;  // length of the current stretch where tokens[i] == tokens[i - p]
+        for (size_t i = p; i < n; ++i) {
+            run = tokens[i] == tokens[i - p] ? run + 1 : 0;
+            const size_t covered = run + p;  // the stretch plus the cycle it repeats
+            if (run > 0 && covered >= 3 * p && covered >= 12 && covered > best.covered) {
+                best = {p, i + 1 - covered, covered};
+            }
+        }
     }
-    return {0, 0};
+    return best;
 }
 
 double distinct_n(const std::vector<int>& tokens, int n) {

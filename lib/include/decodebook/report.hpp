@@ -18,14 +18,17 @@ std::string visible_token(const std::string& bytes);
 /// Introduced in chapter 00.
 void print_steps(std::ostream& out, const std::vector<StepRecord>& steps, const Tokenizer& tokenizer);
 
-/// A repetition loop at the end of a generation. Introduced in chapter 01.
+/// A repetition loop in a generation. Introduced in chapter 01.
 struct Loop {
     size_t period = 0;   ///< tokens per cycle; 0: no loop found
-    size_t covered = 0;  ///< how many of the last tokens the repeating cycle covers
+    size_t start = 0;    ///< index of the first token of the looping stretch
+    size_t covered = 0;  ///< length of the stretch the repeating cycle covers
 };
 
-/// The shortest period p whose repetition covers the end of `tokens` at least three times and at
-/// least 12 tokens; {0, 0} if there is none. Introduced in chapter 01.
+/// The longest stretch of `tokens` made of one cycle repeated at least three times and covering
+/// at least 12 tokens (ties: the shorter period); period 0 if there is none. A greedy run can
+/// leave a loop, for another loop or for <|endoftext|>, so the stretch need not be at the end.
+/// Introduced in chapter 01.
 Loop find_loop(const std::vector<int>& tokens);
 
 /// distinct-n: the number of distinct n-grams in `tokens` divided by the number of n-grams
