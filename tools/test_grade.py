@@ -221,6 +221,24 @@ class Scoring(unittest.TestCase):
         self.assertEqual(sum(t["max_score"] for t in doc["tests"]), doc["max_score"])
         self.assertTrue(all(t["visibility"] == "visible" for t in doc["tests"]))
 
+    def test_gradescope_json(self):
+        doc = grade.gradescope_json(grade.results_json(self.exercises, 1.234, root=ROOT))
+        json.dumps(doc)
+        self.assertEqual((doc["score"], doc["execution_time"]), (2, 1.23))
+        self.assertNotIn("max_score", doc)  # Gradescope sums the tests' max_score itself
+        tests = {t["name"]: t for t in doc["tests"]}
+        self.assertEqual(tests["ex01.2 greedy stops at EOS"]["status"], "passed")
+        failing = tests["ex01.2 greedy matches the golden tokens"]
+        self.assertEqual((failing["status"], failing["score"], failing["number"]), ("failed", 0, "01.2"))
+        self.assertIn("found:    307, 12, 12", failing["output"])
+        self.assertEqual(tests["ex01.1 argmax picks the largest logit"]["status"], "failed")  # no "error" there
+        self.assertEqual({t["status"] for t in doc["tests"]}, {"passed", "failed"})
+
+    def test_gradescope_json_when_nothing_ran(self):
+        exercises = [grade.ExerciseResult(ex.info, []) for ex in self.exercises]
+        doc = grade.gradescope_json(grade.results_json(exercises, 0.5, "the exercises did not compile", root=ROOT))
+        self.assertEqual((doc["score"], doc["tests"], doc["output"]), (0, [], "the exercises did not compile"))
+
     def test_results_json_when_nothing_ran(self):
         exercises = [grade.ExerciseResult(ex.info, []) for ex in self.exercises]
         doc = grade.results_json(exercises, 0.5, "the exercises did not compile", root=ROOT)
