@@ -85,10 +85,10 @@ int main(int argc, char** argv) {
     info.csv_columns = "temperature,rank,id,token,probability";
     const ChapterOptions opt = parse_chapter_options(argc, argv, info);
     return run_chapter([&] {
-        const Gpt2 model = Gpt2::load(opt.model_dir);
-        const Tokenizer tok = Tokenizer::load(opt.model_dir);
-        const std::vector<int> prompt = tok.encode(opt.prompt);
-        check_generation_request(model.config(), prompt, {opt.max_new_tokens, model.config().eos_token_id});
+        const ChapterSession session = open_session(opt);
+        const Gpt2& model = session.model;
+        const Tokenizer& tok = session.tokenizer;
+        const std::vector<int>& prompt = session.prompt;
         const Vec logits = last_position_logits(model.forward(prompt));
 
         std::printf("== 1. The next-token distribution after \"%s\" ==\n", opt.prompt.c_str());

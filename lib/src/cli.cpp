@@ -72,6 +72,13 @@ ChapterOptions parse_chapter_options(int argc, char** argv, const ChapterInfo& i
     }
 }
 
+ChapterSession open_session(const ChapterOptions& options) {
+    ChapterSession s{Gpt2::load(options.model_dir), Tokenizer::load(options.model_dir), {}};
+    s.prompt = s.tokenizer.encode(options.prompt);
+    check_generation_request(s.model.config(), s.prompt, {options.max_new_tokens, s.model.config().eos_token_id});
+    return s;
+}
+
 int run_chapter(const std::function<int()>& body) {
     try {
         return body();

@@ -4,8 +4,11 @@
 #include <functional>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "decodebook/chain.hpp"
+#include "decodebook/model.hpp"
+#include "decodebook/tokenizer.hpp"
 
 namespace decodebook {
 
@@ -41,6 +44,19 @@ struct ChapterOptions {
 /// Parse argv. `--help` prints usage and exits 0; a bad option prints the problem and exits 2.
 /// Introduced in chapter 00.
 ChapterOptions parse_chapter_options(int argc, char** argv, const ChapterInfo& info);
+
+/// What a sampling chapter works on: the model, its tokenizer and the prompt's ids.
+/// Introduced in chapter 02.
+struct ChapterSession {
+    Gpt2 model;               ///< loaded from ChapterOptions::model_dir
+    Tokenizer tokenizer;      ///< the model's tokenizer
+    std::vector<int> prompt;  ///< ChapterOptions::prompt, encoded
+};
+
+/// Load the model and tokenizer, encode the prompt and refuse a bad request (empty prompt,
+/// prompt + max_new_tokens beyond the context) before any output. Introduced in chapter 02.
+/// @throws Error from loading or from check_generation_request.
+ChapterSession open_session(const ChapterOptions& options);
 
 /// Run a chapter's body, turning a decodebook::Error into "error: ..." on stderr and exit code 1.
 /// Introduced in chapter 00.
