@@ -4,7 +4,7 @@
 #   tools/install-deps.sh              # build, chapters, tests and grading
 #   tools/install-deps.sh --docs       # also the course site and its browser test (CI uses it)
 #   tools/install-deps.sh --reference  # also python3-torch & co., to retrain the model or
-#                                      # regenerate the golden files (tools/reference/)
+#                                      # regenerate the golden files (tests/reference/)
 # The options combine.
 # Runs apt-get as root (or through sudo). README.md says why each package is needed.
 set -euo pipefail

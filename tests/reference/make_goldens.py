@@ -1,10 +1,10 @@
 """Writes the golden JSON files in tests/data/ from the independent Python reference.
 
-    /usr/bin/python3 tools/reference/make_goldens.py           # (re)write tests/data/*.json
-    /usr/bin/python3 tools/reference/make_goldens.py --check   # regenerate in memory, compare
+    /usr/bin/python3 tests/reference/make_goldens.py           # (re)write tests/data/*.json
+    /usr/bin/python3 tests/reference/make_goldens.py --check   # regenerate in memory, compare
 
 --check exits 1 (naming the file and case that differ) if any file on disk differs, else 0.
-Never imports the C++ sources or the training code (tools/train_*.py).
+Never imports the C++ sources or the training code (models/training/).
 """
 import json
 import os
@@ -25,8 +25,8 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 MODEL_REL = "models/fortunes-gpt2"
 MODEL_DIR = os.path.join(ROOT, MODEL_REL)
 DATA_DIR = os.path.join(ROOT, "tests", "data")
-REGENERATE = "/usr/bin/python3 tools/reference/make_goldens.py"
-CHECK = "/usr/bin/python3 tools/reference/make_goldens.py --check"
+REGENERATE = "/usr/bin/python3 tests/reference/make_goldens.py"
+CHECK = "/usr/bin/python3 tests/reference/make_goldens.py --check"
 
 MIN_GAP = 1e-3
 MAX_NEW = 64
@@ -374,7 +374,7 @@ def build_sampling(model, log):
         found, rejected = search_sampled(model, tok, "eos_t0.7", sampling.make_params(temperature=0.7), ["hf"],
                                          want_eos=True)
         add("eos_t0.7", found, rejected)
-    return dict(header("Sampled decoding (HF generate semantics, float64 reference; see tools/reference/"
+    return dict(header("Sampled decoding (HF generate semantics, float64 reference; see tests/reference/"
                        "sampling.py): step i draws coin i of Rng(seed), one coin per step, used or not; "
                        "the chain (penalties, then argmax if temperature is 0, else the warpers in the "
                        "order's sequence, then inverse-CDF sampling) picks the token. Every decision of "

@@ -31,7 +31,7 @@ it was from flipping; a golden is only trusted if the smallest margin is >= 1e-4
   min_p    |p_i - threshold| / p_max over the candidates (and the cut gap if min_keep forced one)
   greedy   top-2 gap of the processed logits
 
-Self-check: /usr/bin/python3 tools/reference/sampling.py
+Self-check: /usr/bin/python3 tests/reference/sampling.py
 """
 import math
 

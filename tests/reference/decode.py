@@ -6,7 +6,7 @@ Stops after max_new_tokens tokens, or right after EOS is generated (EOS is kept)
 Each step also records the gap between the largest and second-largest logit, so goldens
 can show that no step was a near-tie (where float32 C++ could legitimately disagree).
 
-Self-check: /usr/bin/python3 tools/reference/decode.py
+Self-check: /usr/bin/python3 tests/reference/decode.py
 """
 import torch
 

@@ -13,7 +13,7 @@ Pipeline of encode:
   5. rank-based merges: repeatedly merge every occurrence (left to right) of the adjacent pair
      with the lowest merge rank until no pair has a rank.
 
-Self-check: /usr/bin/python3 tools/reference/bpe.py   (hand-made vocab + round trips)
+Self-check: /usr/bin/python3 tests/reference/bpe.py   (hand-made vocab + round trips)
 
 >>> t = Tokenizer.from_tables(*_tiny_tables())
 >>> [t.id_to_token[i] for i in t.encode(b"hello hell")]

@@ -5,7 +5,7 @@ which xorshift cannot leave, is replaced by the golden-ratio constant).
 Draws: xorshift64* (12, 25, 27; multiplier 0x2545F4914F6CDD1D).
 coin(): the top 53 bits of a draw scaled by 2^-53, an exact double in [0, 1).
 
-Self-check: /usr/bin/python3 tools/reference/rng.py
+Self-check: /usr/bin/python3 tests/reference/rng.py
 
 >>> splitmix64(0)[1] == 0xE220A8397B1DCDAF
 True

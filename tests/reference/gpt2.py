@@ -10,7 +10,7 @@ F32 / F16 / BF16 (and F64) are converted to float64. A leading "transformer." in
 stripped; keys the forward does not use (h.*.attn.bias, lm_head.weight, ...) are ignored.
 lm_head is tied to wte.
 
-Self-check: /usr/bin/python3 tools/reference/gpt2.py
+Self-check: /usr/bin/python3 tests/reference/gpt2.py
 """
 import hashlib
 import json
