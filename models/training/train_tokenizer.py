@@ -1,6 +1,6 @@
 """Train the embedded model's byte-level BPE (GPT-2 file format: vocab.json + merges.txt).
 
-    /usr/bin/python3 tools/train_tokenizer.py --out models/fortunes-gpt2 --vocab-size 2048
+    /usr/bin/python3 models/training/train_tokenizer.py --out models/fortunes-gpt2 --vocab-size 2048
 
 Pre-tokenization is GPT-2's exact regex (python3-regex for \\p{L}/\\p{N}); symbols are GPT-2's
 byte-to-unicode characters. Ids 0-255 are the bytes in GPT-2's order, then one id per merge, and the

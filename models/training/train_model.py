@@ -2,9 +2,9 @@
 
 One command, from the repository root, reproducible from the seed (same machine, same thread count):
 
-    /usr/bin/python3 tools/train_model.py --out models/fortunes-gpt2
+    /usr/bin/python3 models/training/train_model.py --out models/fortunes-gpt2
 
-It (1) trains the byte-level BPE (tools/train_tokenizer.py) unless vocab.json/merges.txt exist,
+It (1) trains the byte-level BPE (models/training/train_tokenizer.py) unless vocab.json/merges.txt exist,
 (2) trains GPT-2 (learned positions, pre-LayerNorm, GELU tanh, tied lm_head) with AdamW,
 (3) writes model.safetensors (fp16, HF GPT-2 tensor names) and config.json (HF GPT-2 keys), and
 (4) measures held-out loss beside a token-bigram baseline and writes training-report.json, which the
@@ -31,7 +31,7 @@ import train_tokenizer  # noqa: E402
 
 
 # ---------------------------------------------------------------------------------------------
-# Tokenizing the corpus (a straightforward BPE encoder; the independent one lives in reference/)
+# Tokenizing the corpus (a straightforward BPE encoder; the independent one lives in tests/reference/)
 
 class Encoder:
     def __init__(self, folder: str):
@@ -148,7 +148,7 @@ def write_safetensors(path: str, tensors: dict[str, torch.Tensor]) -> None:
                         "data_offsets": [offset, offset + len(blob)]}
         blobs.append(blob)
         offset += len(blob)
-    header["__metadata__"] = {"format": "pt", "producer": "decodebook tools/train_model.py"}
+    header["__metadata__"] = {"format": "pt", "producer": "decodebook models/training/train_model.py"}
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)
     tmp = path + ".tmp"  # readers (the reference, the chapters) never see a half-written file
@@ -279,7 +279,7 @@ def main() -> None:
     bigram_nats, bigram_k = bigram_loss(train_ids, val_ids, config["vocab_size"])
     n_pred = len(val_ids) - 1
     report = {
-        "command": "/usr/bin/python3 tools/train_model.py --out models/fortunes-gpt2",
+        "command": "/usr/bin/python3 models/training/train_model.py --out models/fortunes-gpt2",
         "args": vars(args), "parameters": n_params,
         "train_tokens": int(len(train_ids)), "validation_tokens": int(len(val_ids)),
         "validation_bytes": val_bytes,

@@ -1,9 +1,9 @@
 """The training corpus of the embedded model: Debian's `fortunes` package, made classroom-safe.
 
-Used by tools/train_tokenizer.py and tools/train_model.py (and by the model card's numbers).
+Used by train_tokenizer.py and train_model.py beside it (and by the model card's numbers).
 Each fortune is one document; documents are shuffled with a fixed seed and ~5 % are held out.
 
-Run `/usr/bin/python3 tools/fortunes_corpus.py` to print corpus statistics.
+Run `/usr/bin/python3 models/training/fortunes_corpus.py` to print corpus statistics.
 """
 import os
 import random
