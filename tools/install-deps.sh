@@ -17,7 +17,7 @@ packages=(
   libpcre2-dev                                # GPT-2's Unicode pre-tokenizer regex
   libcxxopts-dev                              # chapter command lines
   catch2                                      # tests and grading (Catch2 v2)
-  python3                                     # ./grade and tools/check_course.py (standard library only)
+  python3                                     # ./grade and tests/course/check_course.py (standard library only)
 )
 for arg in "$@"; do
   case "$arg" in

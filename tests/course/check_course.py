@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Check the course itself, not only the code (run by tools/run-tests.sh and so by CI).
 
-    /usr/bin/python3 tools/check_course.py --build-dir build-tests
+    /usr/bin/python3 tests/course/check_course.py --build-dir build-tests
 
 1. exercises/manifest.json and the tree agree: every file under exercises/ and solutions/ is
    listed, every listed file exists, each stub has a solution at the mirrored path, ids are
@@ -22,7 +22,7 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 class Checks:
