@@ -2,20 +2,30 @@
 """Check the course itself, not only the code (run by tools/run-tests.sh and so by CI).
 
     /usr/bin/python3 tests/course/check_course.py --build-dir build-tests
+    /usr/bin/python3 tests/course/check_course.py --no-build     # checks 1-3 only, no build needed
 
 1. exercises/manifest.json and the tree agree: every file under exercises/ and solutions/ is
    listed, every listed file exists, each stub has a solution at the mirrored path, ids are
    unique and in course order, each chapter folder exists.
 2. Every stub carries a `// TODO` that tells the student what to do.
-3. Every exercise has tests (Catch2 cases named "exID ...") and every test belongs to an exercise.
-4. Every solution passes its exercise's tests (CTest label "course").
-5. Every test fails against the untouched stubs (CTest label "student"): a stub that passes is a
+3. Site markers: the course site shows library code through `.. literalinclude::` with
+   `:start-after: // [chNN:name]` and `:end-before: // [/chNN:name]`. Every included file exists
+   and holds each marker it is cut at exactly once; every `// [chNN:name]` in the code (lib/,
+   chapters/, apps/, exercises/, solutions/) has its `// [/chNN:name]` after it, and some page
+   uses the pair. Problems are named by file:line.
+4. Every exercise has tests (Catch2 cases named "exID ...", listed by the exercise_tests_NN
+   binaries in the build folder) and every test belongs to an exercise.
+5. Every solution passes its exercise's tests (CTest label "course").
+6. Every test fails against the untouched stubs (CTest label "student"): a stub that passes is a
    broken exercise. Skipped, with a note, when exercises/ has local changes (a student's work).
 Prints "course checks: N passed, M failed" and exits 1 if anything failed.
+The site-marker rules have their own tests: /usr/bin/python3 tests/course/test_check_course.py
 """
 import argparse
+import glob
 import json
 import os
+import posixpath
 import re
 import subprocess
 import sys
@@ -77,8 +87,144 @@ def check_todos(c: Checks, manifest: dict) -> None:
             c.check(re.search(r"//\s*TODO\b", text) is not None, f"{f} has a // TODO")
 
 
-def test_names(build_dir: str, binary: str) -> list[str]:
-    exe = os.path.join(build_dir, binary)  # every binary lands in the build folder itself
+# ------------------------------------------------------------------------------------ site markers
+
+CODE_DIRS = ("lib", "chapters", "apps", "exercises", "solutions")
+CODE_EXTS = (".cpp", ".hpp")
+DOCS = "docs"
+MARKER = re.compile(r"//\s*\[(/?)(ch\d\d:[^\]\s]+)\]")
+INCLUDE = re.compile(r"^(\s*)\.\.\s+literalinclude::\s*(\S.*?)\s*$")
+OPTION = re.compile(r"^(\s+):([\w-]+):\s*(.*?)\s*$")
+START_OPTIONS, END_OPTIONS = ("start-after", "start-at"), ("end-before", "end-at")
+
+
+def literalincludes(page: str, text: str) -> list[tuple[int, str, dict[str, tuple[int, str]]]]:
+    """(line, target, {option: (line, value)}) for each `.. literalinclude::` of an rst page. The target
+    is resolved as Sphinx does ("/x" from docs/, "x" from the page's folder), relative to the root."""
+    out = []
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = INCLUDE.match(line)
+        if not m:
+            continue
+        arg = m.group(2)
+        base = DOCS if arg.startswith("/") else posixpath.dirname(page)
+        target = posixpath.normpath(posixpath.join(base, arg.lstrip("/")))
+        options = {}
+        for j in range(i + 1, len(lines)):  # the option list: more indented lines right below
+            o = OPTION.match(lines[j])
+            if not o or len(o.group(1)) <= len(m.group(1)):
+                break
+            options[o.group(2)] = (j + 1, o.group(3))
+        out.append((i + 1, target, options))
+    return out
+
+
+def code_markers(text: str) -> dict[str, dict[str, list[int]]]:
+    """{name: {"begin": [lines], "end": [lines]}} for the `// [chNN:name]` / `// [/chNN:name]` in a file."""
+    found = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        for m in MARKER.finditer(line):
+            found.setdefault(m.group(2), {"begin": [], "end": []})["end" if m.group(1) else "begin"].append(n)
+    return found
+
+
+def marker_problems(pages: dict[str, str], code: dict[str, str]) -> list[str]:
+    """What is wrong between the rst pages and the code, one "file:line: ..." string per problem.
+    pages: {path: text} of docs/**/*.rst; code: {path: text} of the files to scan for marker pairs plus
+    every existing file a page includes (a page including a path not in code is an error). Paths are
+    relative to the repository root, with "/"."""
+    problems, used = [], set()  # used: (file, marker name)
+    for page in sorted(pages):
+        for line, target, options in literalincludes(page, pages[page]):
+            if target not in code:
+                problems.append(f"{page}:{line}: literalinclude of {target}, which does not exist")
+                continue
+            lines = code[target].splitlines()
+            cut = {}
+            for kind, names in (("start", START_OPTIONS), ("end", END_OPTIONS)):
+                for opt in names:
+                    if opt not in options:
+                        continue
+                    opt_line, value = options[opt]
+                    cut[kind] = (opt_line, value)
+                    hits = [n for n, text in enumerate(lines, 1) if value and value in text]
+                    if len(hits) != 1:
+                        at = f" (lines {', '.join(map(str, hits))})" if hits else ""
+                        problems.append(f"{page}:{opt_line}: :{opt}: {value!r} is in {target} {len(hits)} "
+                                        f"times{at}, not exactly once")
+            start = MARKER.fullmatch(cut["start"][1]) if "start" in cut else None
+            end = MARKER.fullmatch(cut["end"][1]) if "end" in cut else None
+            if start and not start.group(1):
+                used.add((target, start.group(2)))
+            if end and end.group(1):
+                used.add((target, end.group(2)))
+            if (start or end) and not (start and end and not start.group(1) and end.group(1)
+                                       and start.group(2) == end.group(2)):
+                want = (start or end).group(2)
+                problems.append(f"{page}:{(cut.get('start') or cut['end'])[0]}: cuts {target} from "
+                                f"{cut['start'][1] if 'start' in cut else 'the top'!r} to "
+                                f"{cut['end'][1] if 'end' in cut else 'the bottom'!r}; a marker pair is "
+                                f"'// [{want}]' ... '// [/{want}]'")
+    for path in sorted(code):
+        for name, at in sorted(code_markers(code[path]).items()):
+            begin, end = at["begin"], at["end"]
+            for kind, found, mark in (("begin", begin, f"// [{name}]"), ("end", end, f"// [/{name}]")):
+                for n in found[1:]:
+                    problems.append(f"{path}:{n}: {mark} again (first at line {found[0]}); a marker must be "
+                                    f"unique in its file")
+            if begin and not end:
+                problems.append(f"{path}:{begin[0]}: // [{name}] has no matching // [/{name}]")
+            elif end and not begin:
+                problems.append(f"{path}:{end[0]}: // [/{name}] has no matching // [{name}] before it")
+            elif end[0] < begin[0]:
+                problems.append(f"{path}:{end[0]}: // [/{name}] comes before // [{name}] (line {begin[0]})")
+            elif (path, name) not in used:
+                problems.append(f"{path}:{begin[0]}: marker pair // [{name}] ... // [/{name}] is used by no "
+                                f"page (no literalinclude in {DOCS}/ cuts {path} at it)")
+    return problems
+
+
+def read_site_files() -> tuple[dict[str, str], dict[str, str]]:
+    """The rst pages under docs/ and the code files marker_problems needs, from the working tree."""
+    def read(rel: str) -> str:
+        with open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def rel(path: str) -> str:
+        return os.path.relpath(path, ROOT).replace(os.sep, "/")
+
+    pages = {}
+    for path in glob.glob(os.path.join(ROOT, DOCS, "**", "*.rst"), recursive=True):
+        pages[rel(path)] = read(rel(path))
+    wanted = {rel(os.path.join(dirpath, n)) for folder in CODE_DIRS
+              for dirpath, _, names in os.walk(os.path.join(ROOT, folder)) for n in names if n.endswith(CODE_EXTS)}
+    wanted |= {target for page, text in pages.items() for _, target, _ in literalincludes(page, text)
+               if os.path.isfile(os.path.join(ROOT, target))}
+    return pages, {path: read(path) for path in sorted(wanted)}
+
+
+def check_site_markers(c: Checks) -> None:
+    print("site markers:")
+    pages, code = read_site_files()
+    problems = marker_problems(pages, code)
+    includes = sum(len(literalincludes(p, t)) for p, t in pages.items())
+    pairs = sum(len(code_markers(t)) for t in code.values())
+    if not problems:
+        c.check(True, f"{includes} literalincludes in {DOCS}/ and {pairs} marker pairs in the code agree")
+    for p in problems:
+        c.check(False, p)
+
+
+# ------------------------------------------------------------------------------------ tests (build)
+
+def test_binaries(build_dir: str) -> list[str]:
+    """The exercise_tests_NN executables (one per chapter), which land in the build folder itself."""
+    found = glob.glob(os.path.join(glob.escape(build_dir), "exercise_tests_*"))
+    return sorted(p for p in found if os.path.isfile(p) and os.access(p, os.X_OK))
+
+
+def test_names(exe: str) -> list[str]:
     out = subprocess.run([exe, "--list-test-names-only"], capture_output=True, text=True, check=False).stdout
     return [line.strip() for line in out.splitlines() if line.strip()]
 
@@ -86,8 +232,17 @@ def test_names(build_dir: str, binary: str) -> list[str]:
 def check_test_names(c: Checks, manifest: dict, build_dir: str) -> None:
     print("tests:")
     ids = {e["id"] for e in manifest["exercises"]}
-    names = test_names(build_dir, "exercise_tests")
-    c.check(len(names) > 0, "exercise_tests lists its test cases", f"built in {build_dir}?")
+    binaries = test_binaries(build_dir)
+    c.check(len(binaries) > 0, "the exercise test binaries (exercise_tests_NN) are built",
+            f"no exercise_tests_* executable in {build_dir}: build first (cmake --build {build_dir})")
+    if not binaries:
+        return
+    names = []
+    for exe in binaries:
+        listed = test_names(exe)
+        c.check(len(listed) > 0, f"{os.path.basename(exe)} lists its test cases",
+                f"{exe} --list-test-names-only printed nothing")
+        names += listed
     owners = {}
     for n in names:
         m = re.match(r"ex(\d+\.\d+) ", n)
@@ -137,6 +292,7 @@ def check_solutions_and_stubs(c: Checks, build_dir: str) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default="build-tests", help="a build of the default configuration (stubs)")
+    ap.add_argument("--no-build", action="store_true", help="only the checks that need no build (1-3)")
     args = ap.parse_args()
     build_dir = os.path.abspath(args.build_dir)
     with open(os.path.join(ROOT, "exercises", "manifest.json"), encoding="utf-8") as f:
@@ -144,8 +300,12 @@ def main() -> int:
     c = Checks()
     check_manifest(c, manifest)
     check_todos(c, manifest)
-    check_test_names(c, manifest, build_dir)
-    check_solutions_and_stubs(c, build_dir)
+    check_site_markers(c)
+    if args.no_build:
+        print("  skip  tests, solutions and stubs (--no-build)")
+    else:
+        check_test_names(c, manifest, build_dir)
+        check_solutions_and_stubs(c, build_dir)
     print(f"course checks: {c.passed} passed, {c.failed} failed")
     return 1 if c.failed else 0
 

@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""Tests of check_course.py's rules that need no build: the site-marker check and finding the
+per-chapter exercise test binaries. Run by tools/run-tests.sh before the build.
+
+    /usr/bin/python3 tests/course/test_check_course.py      (or: -m unittest from tests/course)
+"""
+import contextlib
+import io
+import os
+import stat
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_course  # noqa: E402
+
+CODE = """\
+#include "x.hpp"
+// [ch02:softmax]
+void softmax() {}
+// [/ch02:softmax]
+    // [ch02:indented]
+    int y;
+    // [/ch02:indented]
+"""
+
+PAGE = """\
+Softmax
+=======
+
+.. literalinclude:: /../lib/src/x.cpp
+   :language: cpp
+   :start-after: // [ch02:softmax]
+   :end-before: // [/ch02:softmax]
+
+.. note::
+
+   .. literalinclude:: ../../lib/src/x.cpp
+      :start-after: // [ch02:indented]
+      :end-before: // [/ch02:indented]
+      :dedent: 4
+"""
+
+
+def problems(page=PAGE, code=CODE, extra=None):
+    files = {"lib/src/x.cpp": code, **(extra or {})}
+    return check_course.marker_problems({"docs/chapters/02-x.rst": page}, files)
+
+
+class SiteMarkers(unittest.TestCase):
+    def test_good_tree_passes(self):
+        self.assertEqual(problems(), [])
+
+    def test_includes_are_parsed_with_lines_and_resolved_like_sphinx(self):
+        got = check_course.literalincludes("docs/chapters/02-x.rst", PAGE)
+        self.assertEqual([(line, target) for line, target, _ in got],
+                         [(4, "lib/src/x.cpp"), (11, "lib/src/x.cpp")])
+        self.assertEqual(got[0][2]["start-after"], (6, "// [ch02:softmax]"))
+        self.assertEqual(got[1][2]["dedent"], (14, "4"))
+
+    def test_missing_file(self):
+        page = PAGE.replace("/../lib/src/x.cpp", "/../lib/src/gone.cpp")
+        got = problems(page)
+        self.assertIn("docs/chapters/02-x.rst:4: literalinclude of lib/src/gone.cpp, which does not exist", got)
+        self.assertTrue(any("lib/src/x.cpp:2:" in p and "used by no page" in p for p in got), got)
+
+    def test_marker_missing_from_file(self):
+        got = problems(PAGE.replace(":end-before: // [/ch02:softmax]", ":end-before: // [/ch02:softmaxx]"))
+        self.assertTrue(any(p.startswith("docs/chapters/02-x.rst:7: :end-before: '// [/ch02:softmaxx]' is in "
+                                         "lib/src/x.cpp 0 times") for p in got), got)
+
+    def test_marker_twice_in_file(self):
+        code = CODE + "// [ch02:softmax]\n"
+        got = problems(code=code)
+        self.assertTrue(any(p.startswith("docs/chapters/02-x.rst:6:") and "2 times (lines 2, 8)" in p
+                            for p in got), got)
+        self.assertTrue(any(p.startswith("lib/src/x.cpp:8: // [ch02:softmax] again") for p in got), got)
+
+    def test_begin_without_end(self):
+        code = CODE + "// [ch03:top-k]\n"
+        self.assertEqual(problems(code=code), ["lib/src/x.cpp:8: // [ch03:top-k] has no matching // [/ch03:top-k]"])
+
+    def test_end_without_begin(self):
+        code = CODE + "// [/ch03:top-k]\n"
+        self.assertEqual(problems(code=code),
+                         ["lib/src/x.cpp:8: // [/ch03:top-k] has no matching // [ch03:top-k] before it"])
+
+    def test_out_of_order(self):
+        code = CODE + "// [/ch03:top-k]\nint z;\n// [ch03:top-k]\n"
+        self.assertEqual(problems(code=code),
+                         ["lib/src/x.cpp:8: // [/ch03:top-k] comes before // [ch03:top-k] (line 10)"])
+
+    def test_unused_pair(self):
+        code = CODE + "// [ch03:top-k]\nint z;\n// [/ch03:top-k]\n"
+        got = problems(code=code)
+        self.assertEqual(len(got), 1, got)
+        self.assertTrue(got[0].startswith("lib/src/x.cpp:8: marker pair // [ch03:top-k] ... // [/ch03:top-k] "
+                                          "is used by no page"), got)
+
+    def test_unused_pair_in_other_scanned_file(self):
+        got = problems(extra={"solutions/02-temperature/softmax.cpp": "// [ch02:softmax]\n// [/ch02:softmax]\n"})
+        self.assertEqual(len(got), 1, got)
+        self.assertTrue(got[0].startswith("solutions/02-temperature/softmax.cpp:1: marker pair"), got)
+
+    def test_mismatched_cut(self):
+        page = PAGE.replace(":end-before: // [/ch02:softmax]", ":end-before: // [/ch02:indented]")
+        got = problems(page)
+        self.assertTrue(any(p.startswith("docs/chapters/02-x.rst:6: cuts lib/src/x.cpp from '// [ch02:softmax]' "
+                                         "to '// [/ch02:indented]'") for p in got), got)
+
+
+class TestBinaries(unittest.TestCase):
+    def test_finds_executables_sorted_and_nothing_else(self):
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("exercise_tests_02", "exercise_tests_00", "solution_tests_00", "exercise_tests_01.txt"):
+                path = os.path.join(d, name)
+                with open(path, "w") as f:
+                    f.write("#!/bin/sh\n")
+                if not name.endswith(".txt"):
+                    os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR)
+            os.mkdir(os.path.join(d, "exercise_tests_03"))  # a folder is not a binary
+            self.assertEqual([os.path.basename(p) for p in check_course.test_binaries(d)],
+                             ["exercise_tests_00", "exercise_tests_02"])
+
+    def test_none_fails_clearly(self):
+        with tempfile.TemporaryDirectory() as d:
+            c, out = check_course.Checks(), io.StringIO()
+            with contextlib.redirect_stdout(out):
+                check_course.check_test_names(c, {"exercises": [{"id": "00.1"}]}, d)
+            self.assertEqual((c.passed, c.failed), (0, 1))
+            self.assertIn(f"no exercise_tests_* executable in {d}", out.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
