@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Tests for the pure parts of ./grade (JUnit parsing, failure excerpts, scoring, the report).
 
-    /usr/bin/python3 -m unittest tools/test_grade.py     (or /usr/bin/python3 tools/test_grade.py)
+    /usr/bin/python3 tests/course/test_grade.py     (or -m unittest from tests/course/)
 
-The fixtures in tools/grade_fixtures/ are real CTest 3.25 + Catch2 v2.13 output from a throwaway
+The fixtures in tests/course/grade_fixtures/ are real CTest 3.25 + Catch2 v2.13 output from a throwaway
 project laid out like the course (paths anonymised to /home/student/decodebook):
   all.xml / all.ctest.txt   `ctest -L student --timeout 2 -j2 --output-junit all.xml` and its
                             stdout: passes, a failed CHECK with expected/found messages, two
@@ -31,7 +31,7 @@ ROOT = "/home/student/decodebook"
 
 
 def load_grade():
-    loader = SourceFileLoader("grade", str(HERE.parent / "grade"))
+    loader = SourceFileLoader("grade", str(HERE.parents[1] / "grade"))
     module = module_from_spec(spec_from_loader("grade", loader))
     loader.exec_module(module)
     return module
