@@ -14,43 +14,40 @@
 #include <string>
 #include <vector>
 
-#include <cxxopts.hpp>
-
-#include "decodebook/chain.hpp"
-#include "decodebook/decode.hpp"
+#include "decodebook/cli.hpp"
 #include "decodebook/error.hpp"
-#include "decodebook/model.hpp"
-#include "decodebook/paths.hpp"
-#include "decodebook/report.hpp"
-#include "decodebook/tokenizer.hpp"
+#include "decodebook/generate.hpp"
+#include "decodebook/metrics.hpp"
 
 using namespace decodebook;
 
 namespace {
 
-struct Sampler {
+struct Setting {
     std::string name;
-    SamplingParams params;
+    GenerationConfig config;
 };
 
-std::vector<Sampler> samplers() {
-    const auto make = [](std::string name, auto edit) {
-        SamplingParams p;
-        edit(p);
-        return Sampler{std::move(name), p};
+// Each sampler as the knobs it sets, by name ("" for none), applied through the knob table.
+std::vector<Setting> settings(int max_new_tokens) {
+    const auto make = [&](std::string name, std::vector<std::pair<std::string, std::string>> knobs) {
+        GenerationConfig c;
+        c.max_new_tokens = max_new_tokens;
+        for (const auto& [knob, value] : knobs) set_knob(c, knob, value);
+        return Setting{std::move(name), c};
     };
     return {
-        make("greedy", [](SamplingParams& p) { p.temperature = 0; }),
-        make("greedy + repetition 1.3", [](SamplingParams& p) { p.temperature = 0; p.repetition_penalty = 1.3f; }),
-        make("greedy + no-repeat-3gram", [](SamplingParams& p) { p.temperature = 0; p.no_repeat_ngram_size = 3; }),
-        make("T 0.7", [](SamplingParams& p) { p.temperature = 0.7f; }),
-        make("T 1.0 (pure sampling)", [](SamplingParams&) {}),
-        make("T 1.5", [](SamplingParams& p) { p.temperature = 1.5f; }),
-        make("top-k 40", [](SamplingParams& p) { p.top_k = 40; }),
-        make("top-p 0.9", [](SamplingParams& p) { p.top_p = 0.9f; }),
-        make("min-p 0.1", [](SamplingParams& p) { p.min_p = 0.1f; }),
-        make("T 0.8 + top-p 0.95", [](SamplingParams& p) { p.temperature = 0.8f; p.top_p = 0.95f; }),
-        make("T 0.7 + repetition 1.3", [](SamplingParams& p) { p.temperature = 0.7f; p.repetition_penalty = 1.3f; }),
+        make("greedy", {}),
+        make("greedy + repetition 1.3", {{"repetition_penalty", "1.3"}}),
+        make("greedy + no-repeat-3gram", {{"no_repeat_ngram_size", "3"}}),
+        make("T 0.7", {{"temperature", "0.7"}}),
+        make("T 1.0 (pure sampling)", {{"do_sample", "true"}}),
+        make("T 1.5", {{"temperature", "1.5"}}),
+        make("top-k 40", {{"top_k", "40"}}),
+        make("top-p 0.9", {{"top_p", "0.9"}}),
+        make("min-p 0.1", {{"min_p", "0.1"}}),
+        make("T 0.8 + top-p 0.95", {{"temperature", "0.8"}, {"top_p", "0.95"}}),
+        make("T 0.7 + repetition 1.3", {{"temperature", "0.7"}, {"repetition_penalty", "1.3"}}),
     };
 }
 
@@ -60,56 +57,38 @@ const char* const kPrompts[] = {"The best way to", "A computer is", "You will", 
 }  // namespace
 
 int main(int argc, char** argv) {
-    cxxopts::Options options("decodebook-diversity", "Diversity (distinct-n) against quality (the model's own loss) across samplers.");
-    options.add_options()
-        ("prompts", "how many of the built-in prompts to use (1-8)", cxxopts::value<int>()->default_value("4"))
-        ("seeds", "seeds per prompt", cxxopts::value<int>()->default_value("2"))
-        ("n,max-new-tokens", "tokens per generation", cxxopts::value<int>()->default_value("48"))
-        ("m,model", "model folder", cxxopts::value<std::string>()->default_value(""))
-        ("h,help", "show this help");
-    int n_prompts = 0, n_seeds = 0, max_new = 0;
-    std::string model_dir;
+    ProgramInfo info{"decodebook-diversity", "Diversity (distinct-n) against quality (the model's own loss) across samplers.",
+                     ""};
+    info.defaults.max_new_tokens = 48;
+    info.extra = {{"prompts", "how many of the built-in prompts to use (1-8)", "4"}, {"seeds", "seeds per prompt (1-100)", "2"}};
+    const CommandLine cl = parse_command_line(argc, argv, info);
+    int n_prompts = 0, n_seeds = 0;
     try {
-        const auto r = options.parse(argc, argv);
-        if (r.count("help")) {
-            std::cout << options.help() << std::endl;
-            return 0;
-        }
-        n_prompts = r["prompts"].as<int>();
-        n_seeds = r["seeds"].as<int>();
-        max_new = r["max-new-tokens"].as<int>();
-        if (n_prompts < 1 || n_prompts > 8) throw Error("--prompts must be 1 to 8", "e.g. --prompts 4");
-        if (n_seeds < 1) throw Error("--seeds must be at least 1", "e.g. --seeds 2");
-        model_dir = resolve_model_dir(r["model"].as<std::string>());
-    } catch (const cxxopts::exceptions::exception& e) {
-        std::cerr << "decodebook-diversity: " << e.what() << "\n  see: decodebook-diversity --help" << std::endl;
-        return 2;
+        n_prompts = cl.extra_int("prompts", 1, 8);
+        n_seeds = cl.extra_int("seeds", 1, 100);
     } catch (const Error& e) {
-        std::cerr << "decodebook-diversity: error: " << e.what() << std::endl;
+        std::cerr << "error: " << e.what() << std::endl;
         return 2;
     }
-    try {
-        const Gpt2 model = Gpt2::load(model_dir);
-        const Tokenizer tok = Tokenizer::load(model_dir);
-        const int eos = model.config().eos_token_id;
+    const int max_new = cl.config.max_new_tokens;
+    return run_program([&] {
+        const Gpt2 model = Gpt2::load(cl.model_dir);
+        const Tokenizer tok = Tokenizer::load(cl.model_dir);
         std::printf("%d prompts x %d seeds x %d new tokens per sampler\n\n", n_prompts, n_seeds, max_new);
         std::printf("%-26s %10s %10s %12s %6s %5s\n", "sampler", "distinct-1", "distinct-2", "model loss", "loops", "EOS");
-        for (const Sampler& s : samplers()) {
-            const LogitsChain chain(s.params);
+        for (const Setting& s : settings(max_new)) {
             double d1 = 0, d2 = 0, nll = 0;
             int tokens = 0, loops = 0, ends = 0, runs = 0;
             for (int i = 0; i < n_prompts; ++i) {
                 for (int seed = 1; seed <= n_seeds; ++seed) {
-                    double run_nll = 0;
-                    const std::vector<int> out = generate_sampled(
-                        model, tok.encode(kPrompts[i]), {max_new, eos}, chain, static_cast<uint64_t>(seed),
-                        [&](const StepRecord& r) { run_nll -= std::log(static_cast<double>(r.probability)); });
-                    d1 += distinct_n(out, 1);
-                    d2 += distinct_n(out, 2);
-                    nll += run_nll;
-                    tokens += static_cast<int>(out.size());
-                    loops += find_loop(out).period > 0;
-                    ends += !out.empty() && out.back() == eos;
+                    const Generation g = generate(model, tok, tok.encode(kPrompts[i]), s.config,
+                                                  make_sampler(s.config, static_cast<uint64_t>(seed)));
+                    for (const StepRecord& r : g.steps) nll -= std::log(static_cast<double>(r.probability));
+                    d1 += distinct_n(g.ids, 1);
+                    d2 += distinct_n(g.ids, 2);
+                    tokens += static_cast<int>(g.ids.size());
+                    loops += find_loop(g.ids).period > 0;
+                    ends += g.finish_reason == FinishReason::Eos;
                     ++runs;
                 }
             }
@@ -119,8 +98,5 @@ int main(int argc, char** argv) {
         std::printf("\ndistinct-n: unique n-grams / n-grams within one generation, averaged (1 = no repeats).\n"
                     "model loss: mean -log p of the generated tokens under the model's unfiltered T = 1 distribution.\n");
         return 0;
-    } catch (const Error& e) {
-        std::cerr << "decodebook-diversity: error: " << e.what() << std::endl;
-        return 1;
-    }
+    });
 }

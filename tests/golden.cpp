@@ -15,7 +15,7 @@ nlohmann::json load(const std::string& name) {
     std::ifstream in(path);
     if (!in) {
         throw std::runtime_error("golden file " + path +
-                                 " is missing: regenerate with /usr/bin/python3 tools/reference/make_goldens.py");
+                                 " is missing: regenerate with /usr/bin/python3 tests/reference/make_goldens.py");
     }
     return nlohmann::json::parse(in);
 }
@@ -58,23 +58,20 @@ decodebook::Picker scripted(std::vector<int> script) {
     return [script, next](const xt::xtensor<float, 1>&) { return script[(*next)++ % script.size()]; };
 }
 
-decodebook::SamplingParams sampling_params(const nlohmann::json& p) {
-    decodebook::SamplingParams s;
-    s.temperature = p["temperature"].get<float>();
-    s.top_k = p["top_k"].get<int>();
-    s.top_p = p["top_p"].get<float>();
-    s.min_p = p["min_p"].get<float>();
-    s.min_tokens_to_keep = p["min_tokens_to_keep"].get<int>();
-    s.repetition_penalty = p["repetition_penalty"].get<float>();
-    const std::string scope = p["penalty_scope"].get<std::string>();
-    s.penalty_scope = scope == "output_only" ? decodebook::PenaltyScope::OutputOnly
-                      : scope == "last_n"    ? decodebook::PenaltyScope::LastN
-                                             : decodebook::PenaltyScope::PromptAndOutput;
-    s.penalty_last_n = p["penalty_last_n"].get<int>();
-    s.presence_penalty = p["presence_penalty"].get<float>();
-    s.frequency_penalty = p["frequency_penalty"].get<float>();
-    s.no_repeat_ngram_size = p["no_repeat_ngram_size"].get<int>();
-    return s;
+decodebook::GenerationConfig config(const nlohmann::json& c) {
+    decodebook::GenerationConfig config;
+    const auto set = [&](const std::string& name, const nlohmann::json& value) {
+        decodebook::set_knob(config, name, value.is_string() ? value.get<std::string>() : value.dump());
+    };
+    for (const auto& [name, value] : c.at("params").items()) set(name, value);
+    for (const char* key : {"order", "seed", "max_new_tokens"})
+        if (c.contains(key)) set(key, c[key]);
+    return config;
+}
+
+const decodebook::Tokenizer& tokenizer() {
+    static const decodebook::Tokenizer t = decodebook::Tokenizer::load(model_dir());
+    return t;
 }
 
 std::vector<int> finite_ids(const xt::xtensor<float, 1>& logits) {

@@ -1,5 +1,5 @@
 // Shared by the engine tests: the embedded model, golden files from the independent reference
-// (tools/reference/, see tests/data/*.json "regenerate"), and temporary folders.
+// (tests/reference/, see tests/data/*.json "regenerate"), and temporary folders.
 #pragma once
 #include <filesystem>
 #include <string>
@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "decodebook/chain.hpp"
+#include "decodebook/generation_config.hpp"
+#include "decodebook/tokenizer.hpp"
 #include "decodebook/decode.hpp"
 #include "decodebook/model.hpp"
 
@@ -35,8 +37,11 @@ std::string join(const std::vector<int>& ids);
 const decodebook::Gpt2& model();
 /// A picker that ignores the logits and replays `script` (cycling).
 decodebook::Picker scripted(std::vector<int> script);
-/// SamplingParams from a golden case's "params" object (tools/reference/sampling.py's keys).
-decodebook::SamplingParams sampling_params(const nlohmann::json& params);
+/// The GenerationConfig of a golden case, through the knob table: every key of its "params"
+/// object (tests/reference/sampling.py writes HF names), its "order", "seed" and "max_new_tokens".
+decodebook::GenerationConfig config(const nlohmann::json& golden_case);
+/// The embedded model's tokenizer, loaded once per test process.
+const decodebook::Tokenizer& tokenizer();
 /// Ids whose logit is finite (the candidates a chain left).
 std::vector<int> finite_ids(const xt::xtensor<float, 1>& logits);
 /// Ids whose flag is set.

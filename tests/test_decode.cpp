@@ -6,7 +6,7 @@
 
 #include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
-#include "decodebook/report.hpp"
+#include "decodebook/metrics.hpp"
 #include "decodebook/tokenizer.hpp"
 #include "decodebook/utf8.hpp"
 #include "golden.hpp"
@@ -29,13 +29,6 @@ TEST_CASE("last_position_logits returns the last row", "[decode]") {
     const xt::xtensor<float, 2> z{{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
     CHECK((last_position_logits(z) == xt::xtensor<float, 1>{7, 8, 9}));
     CHECK((last_position_logits(xt::xtensor<float, 2>{{3, 1}}) == xt::xtensor<float, 1>{3, 1}));
-}
-
-TEST_CASE("probability_of is a stable softmax", "[decode]") {
-    // a naive exp(1000) overflows; p = (1, e) / (1 + e)
-    const xt::xtensor<float, 1> z{1000.0f, 1001.0f};
-    CHECK(probability_of(z, 0) == Approx(1.0 / (1.0 + std::exp(1.0))));
-    CHECK(probability_of(z, 1) == Approx(std::exp(1.0) / (1.0 + std::exp(1.0))));
 }
 
 TEST_CASE("generation makes exactly max_new_tokens when EOS never comes", "[decode]") {

@@ -8,6 +8,7 @@
 
 #include "decodebook/chain.hpp"
 #include "decodebook/error.hpp"
+#include "decodebook/generate.hpp"
 #include "decodebook/rng.hpp"
 #include "decodebook/sampling.hpp"
 #include "golden.hpp"
@@ -178,7 +179,7 @@ TEST_CASE("no-repeat-ngram bans completions of earlier n-grams", "[sampling][ch0
 }
 
 TEST_CASE("bad sampling parameters are refused with the valid range", "[sampling][errors]") {
-    const auto error = [](SamplingParams p) {
+    const auto error = [](GenerationConfig p) {
         try {
             validate(p);
         } catch (const Error& e) {
@@ -186,7 +187,7 @@ TEST_CASE("bad sampling parameters are refused with the valid range", "[sampling
         }
         return std::string("(no error)");
     };
-    SamplingParams p;
+    GenerationConfig p;
     CHECK(error(p) == "(no error)");
     p = {}; p.temperature = -0.5f;
     CHECK_THAT(error(p), Catch::Contains("temperature = -0.5 is invalid") && Catch::Contains("--temperature"));
@@ -208,29 +209,38 @@ TEST_CASE("bad sampling parameters are refused with the valid range", "[sampling
 }
 
 TEST_CASE("the chain runs in each engine's order", "[sampling][chain]") {
-    SamplingParams p;
-    p.temperature = 0.7f; p.top_k = 40; p.top_p = 0.9f; p.min_p = 0.05f; p.repetition_penalty = 1.3f;
+    GenerationConfig p;
+    p.do_sample = true; p.temperature = 0.7f; p.top_k = 40; p.top_p = 0.9f; p.min_p = 0.05f; p.repetition_penalty = 1.3f;
     CHECK(LogitsChain(p).describe() ==
           "repetition_penalty(1.3) -> temperature(0.7) -> top_k(40) -> top_p(0.9) -> min_p(0.05) -> sample");
-    CHECK(LogitsChain(p, ChainOrder::LlamaCpp).describe() ==
+    p.order = ChainOrder::LlamaCpp;
+    CHECK(LogitsChain(p).describe() ==
           "repetition_penalty(1.3) -> top_k(40) -> top_p(0.9) -> min_p(0.05) -> temperature(0.7) -> sample");
-    CHECK(LogitsChain(p, ChainOrder::Vllm).describe() ==
+    p.order = ChainOrder::Vllm;
+    CHECK(LogitsChain(p).describe() ==
           "repetition_penalty(1.3) -> temperature(0.7) -> min_p(0.05) -> top_k(40) -> top_p(0.9) -> sample");
     p.temperature = 0.0f;
     CHECK(LogitsChain(p).describe() == "repetition_penalty(1.3) -> argmax");
-    CHECK(LogitsChain(SamplingParams{}).describe() == "sample");
+    p.temperature = 0.7f;
+    p.do_sample = false;  // HF's default: the penalties, then argmax; the warpers do not run
+    CHECK(LogitsChain(p).describe() == "repetition_penalty(1.3) -> argmax");
+    CHECK(LogitsChain(GenerationConfig{}).describe() == "argmax");
+    GenerationConfig sampling;
+    sampling.do_sample = true;
+    CHECK(LogitsChain(sampling).describe() == "sample");
 }
 
 TEST_CASE("temperature before or after top-p changes the candidate set", "[sampling][chain]") {
     // p = softmax(z) = [0.6, 0.2, 0.1, 0.1]. At T = 0.5 (HF order, T first) the top token alone
     // passes p = 0.8; at T = 1 (llama.cpp order, T last) the first two are needed.
     const Vec z{std::log(0.6f), std::log(0.2f), std::log(0.1f), std::log(0.1f)};
-    SamplingParams p;
-    p.temperature = 0.5f; p.top_p = 0.8f;
+    GenerationConfig p;
+    p.do_sample = true; p.temperature = 0.5f; p.top_p = 0.8f;
     const std::vector<int> none;
     const DecodeContext ctx{none, none};
-    CHECK(count_candidates(LogitsChain(p, ChainOrder::HuggingFace).apply(z, ctx)) == 1);
-    CHECK(count_candidates(LogitsChain(p, ChainOrder::LlamaCpp).apply(z, ctx)) == 2);
+    CHECK(count_candidates(LogitsChain(p).apply(z, ctx)) == 1);
+    p.order = ChainOrder::LlamaCpp;
+    CHECK(count_candidates(LogitsChain(p).apply(z, ctx)) == 2);
 }
 
 TEST_CASE("greedy equals top_k 1 equals top_p 0 on the model", "[sampling][chain]") {
@@ -238,10 +248,10 @@ TEST_CASE("greedy equals top_k 1 equals top_p 0 on the model", "[sampling][chain
     const xt::xtensor<float, 2> all = model.forward({464, 1266, 835, 284});
     const std::vector<int> none;
     const DecodeContext ctx{none, none};
-    SamplingParams greedy, k1, p0;
-    greedy.temperature = 0.0f;
-    k1.top_k = 1;
-    p0.top_p = 0.0f;
+    GenerationConfig greedy, k1, p0;
+    set_knob(greedy, "temperature", "0");
+    set_knob(k1, "top_k", "1");
+    set_knob(p0, "top_p", "0");
     Rng rng(3);
     for (size_t t = 0; t < all.shape(0); ++t) {
         const Vec z = xt::view(all, t, xt::all());
@@ -259,13 +269,15 @@ TEST_CASE("seeded generations equal the independent reference token for token", 
     const nlohmann::json g = golden::load("sampling.json");
     REQUIRE(g["cases"].size() >= 20);
     for (const auto& c : g["cases"]) {
-        const LogitsChain chain(golden::sampling_params(c["params"]), parse_chain_order(c["order"].get<std::string>()));
+        const GenerationConfig config = golden::config(c);
         INFO("case " << c["name"] << ": " << c["chain"] << ", seed " << c["seed"]);
-        CHECK(chain.describe() == c["chain"].get<std::string>());
+        CHECK(LogitsChain(config).describe() == c["chain"].get<std::string>());
         const std::vector<int> expected = c["ids"].get<std::vector<int>>();
-        const std::vector<int> found =
-            generate_sampled(model, c["prompt_ids"].get<std::vector<int>>(),
-                             {c["max_new_tokens"].get<int>(), model.config().eos_token_id}, chain, c["seed"].get<uint64_t>());
+        const Generation g = generate(model, golden::tokenizer(), c["prompt_ids"].get<std::vector<int>>(), config,
+                                      make_sampler(config, config.seed));
+        const std::vector<int>& found = g.ids;
+        CHECK(g.text == c["text"].get<std::string>());
+        CHECK(g.finish_reason == (c["stopped_by_eos"].get<bool>() ? FinishReason::Eos : FinishReason::Length));
         INFO("expected: " << golden::join(expected) << "\nfound:    " << golden::join(found));
         CHECK(found == expected);
     }
@@ -281,7 +293,7 @@ TEST_CASE("candidate sets after the chain equal the independent reference", "[sa
         std::vector<int> context = prompt;
         context.insert(context.end(), generated.begin(), generated.end());
         const Vec z = last_position_logits(model.forward(context));
-        const LogitsChain chain(golden::sampling_params(c["params"]), parse_chain_order(c["order"].get<std::string>()));
+        const LogitsChain chain(golden::config(c));
         const Vec processed = chain.apply(z, {prompt, generated});
         const std::vector<int> expected = c["candidates"].get<std::vector<int>>();
         INFO("case " << c["name"] << ": " << c["chain"]);

@@ -20,19 +20,13 @@
 #include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/model.hpp"
-#include "decodebook/report.hpp"
+#include "decodebook/terminal.hpp"
 #include "decodebook/tokenizer.hpp"
 #include "decodebook/utf8.hpp"
 
 using namespace decodebook;
 
 namespace {
-
-// A bar of '#' proportional to value / max, for the timing table.
-std::string bar(double value, double max, int width) {
-    const int n = max > 0 ? static_cast<int>(value / max * width + 0.5) : 0;
-    return std::string(static_cast<size_t>(std::clamp(n, 0, width)), '#');
-}
 
 // The cost table: a row every few steps, then how much the last steps cost against the first.
 void print_cost_table(const std::vector<StepRecord>& steps) {
@@ -74,10 +68,12 @@ void write_cost_csv(const std::string& path, const std::vector<StepRecord>& step
 }  // namespace
 
 int main(int argc, char** argv) {
-    const ChapterInfo info{"chapter-00", "The naive decode loop: forward, take the last logits, pick, append, stop.",
-                           "The best way to", 96, "step,context_length,milliseconds,token"};
-    const ChapterOptions opt = parse_chapter_options(argc, argv, info);
-    return run_chapter([&] {
+    ProgramInfo info{"chapter-00", "The naive decode loop: forward, take the last logits, pick, append, stop.",
+                     "The best way to"};
+    info.defaults.max_new_tokens = 96;
+    info.csv_columns = "step,context_length,milliseconds,token";
+    const CommandLine opt = parse_command_line(argc, argv, info);
+    return run_program([&] {
         const Gpt2 model = Gpt2::load(opt.model_dir);
         const Tokenizer tokenizer = Tokenizer::load(opt.model_dir);
         const ModelConfig& c = model.config();
@@ -95,7 +91,7 @@ int main(int argc, char** argv) {
         std::vector<StepRecord> steps;
         Utf8Stream stream;
         std::cout << "--- continuation ---\n" << opt.prompt << std::flush;
-        const StopRule stop{opt.max_new_tokens, c.eos_token_id};
+        const StopRule stop{opt.config.max_new_tokens, c.eos_token_id};
         generate_naive(model, prompt, stop, argmax, [&](const StepRecord& s) {
             steps.push_back(s);
             std::cout << stream.push(tokenizer.token_bytes(s.token)) << std::flush;
@@ -117,13 +113,13 @@ int main(int argc, char** argv) {
         std::printf("\nYour exercises (./grade 00 grades them):\n");
         const xt::xtensor<float, 2> logits = model.forward(prompt);
         xt::xtensor<float, 1> yours_last;
-        const ExerciseAttempt last = try_exercise([&] { yours_last = exercises::last_position_logits(logits); });
-        print_exercise_status("00.1", "exercises/00-naive-loop/last_position.cpp", last,
+        const ExerciseAttempt last = try_exercise([&] { yours_last = your_last_position_logits(logits); });
+        print_exercise_status(course_exercise("your_last_position_logits"), last,
                               yours_last == last_position_logits(logits), "a different vector", "the last row");
         std::vector<int> yours;
         const std::vector<int> library = generate_naive(model, prompt, stop, argmax);
-        const ExerciseAttempt loop = try_exercise([&] { yours = exercises::generate_naive(model, prompt, stop, argmax); });
-        print_exercise_status("00.2", "exercises/00-naive-loop/generate.cpp", loop, yours == library,
+        const ExerciseAttempt loop = try_exercise([&] { yours = your_generate_naive(model, prompt, stop, argmax); });
+        print_exercise_status(course_exercise("your_generate_naive"), loop, yours == library,
                               visible_token(tokenizer.decode(yours)), visible_token(tokenizer.decode(library)));
         return 0;
     });

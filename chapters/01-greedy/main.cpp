@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -18,9 +17,11 @@
 #include "decodebook/decode.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/model.hpp"
-#include "decodebook/report.hpp"
+#include "decodebook/generate.hpp"
+#include "decodebook/metrics.hpp"
+#include "decodebook/sampling.hpp"
+#include "decodebook/terminal.hpp"
 #include "decodebook/tokenizer.hpp"
-#include "decodebook/utf8.hpp"
 
 using namespace decodebook;
 
@@ -29,64 +30,59 @@ namespace {
 // A prompt whose greedy continuation ends its fortune with <|endoftext|> quickly.
 const char* const kEndingPrompt = "Murphy's Law:\n\t";
 
-// Run greedy decoding, streaming the text; returns the new tokens.
-std::vector<int> run_greedy(const Gpt2& model, const Tokenizer& tok, const std::string& prompt, int max_new_tokens,
-                            std::vector<StepRecord>* steps = nullptr) {
-    Utf8Stream stream;
+// Run greedy decoding with the general loop (chapter 02) and `greedy` as its sampler, streaming
+// the text; returns the new tokens and why they ended.
+Generation run_greedy(const Gpt2& model, const Tokenizer& tok, const std::string& prompt, int max_new_tokens) {
     std::cout << prompt << std::flush;
-    const StopRule stop{max_new_tokens, model.config().eos_token_id};
-    std::vector<int> out = greedy_generate(model, tok.encode(prompt), stop, [&](const StepRecord& s) {
-        if (steps) steps->push_back(s);
-        std::cout << stream.push(tok.token_bytes(s.token)) << std::flush;
-    });
-    std::cout << stream.flush() << "\n";
-    return out;
+    GenerationConfig config;
+    config.max_new_tokens = max_new_tokens;
+    Generation g = generate(model, tok, tok.encode(prompt), config, greedy, print_text_to(std::cout));
+    std::cout << "\n";
+    return g;
 }
 
 // The five most likely next tokens after `prompt`, to show what argmax chooses from.
 void show_first_choice(const Gpt2& model, const Tokenizer& tok, const std::string& prompt) {
     const xt::xtensor<float, 1> logits = last_position_logits(model.forward(tok.encode(prompt)));
-    std::vector<int> ids(logits.size());
-    std::iota(ids.begin(), ids.end(), 0);
-    std::partial_sort(ids.begin(), ids.begin() + 5, ids.end(), [&](int a, int b) {
-        return logits(static_cast<size_t>(a)) > logits(static_cast<size_t>(b)) ||
-               (logits(static_cast<size_t>(a)) == logits(static_cast<size_t>(b)) && a < b);
-    });
+    const xt::xtensor<float, 1> probs = softmax(logits);
     std::printf("The five most likely first tokens after the prompt:\n");
-    for (int i = 0; i < 5; ++i) {
-        const size_t id = static_cast<size_t>(ids[static_cast<size_t>(i)]);
-        std::printf("  %-16s id %5zu  logit %7.3f  p %.3f%s\n", visible_token(tok.token_bytes(static_cast<int>(id))).c_str(), id,
-                    logits(id), probability_of(logits, static_cast<int>(id)), i == 0 ? "   <- argmax: greedy takes this" : "");
+    const std::vector<int> ids = top_ids(probs, 5);
+    for (size_t i = 0; i < ids.size(); ++i) {
+        const size_t id = static_cast<size_t>(ids[i]);
+        std::printf("  %-16s id %5zu  logit %7.3f  p %.3f%s\n", visible_token(tok.token_bytes(ids[i])).c_str(), id,
+                    logits(id), probs(id), i == 0 ? "   <- argmax: greedy takes this" : "");
     }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    const ChapterInfo info{"chapter-01", "Greedy decoding: deterministic, loops on long runs, stops at <|endoftext|>.",
-                           "The best way to", 128};
-    const ChapterOptions opt = parse_chapter_options(argc, argv, info);
-    return run_chapter([&] {
+    ProgramInfo info{"chapter-01", "Greedy decoding: deterministic, loops on long runs, stops at <|endoftext|>.",
+                     "The best way to"};
+    info.defaults.max_new_tokens = 128;
+    const CommandLine opt = parse_command_line(argc, argv, info);
+    const int max_new_tokens = opt.config.max_new_tokens;
+    return run_program([&] {
         const Gpt2 model = Gpt2::load(opt.model_dir);
         const Tokenizer tok = Tokenizer::load(opt.model_dir);
         const int eos = model.config().eos_token_id;
-        check_generation_request(model.config(), tok.encode(opt.prompt), {opt.max_new_tokens, eos});  // fail early
+        check_generation_request(model.config(), tok.encode(opt.prompt), {max_new_tokens, eos});  // fail early
 
         std::printf("== 1. Greedy takes the argmax ==\n");
         show_first_choice(model, tok, opt.prompt);
 
-        std::printf("\n== 2. A long greedy run (%d new tokens at most) ==\n", opt.max_new_tokens);
-        std::vector<StepRecord> steps;
-        const std::vector<int> first = run_greedy(model, tok, opt.prompt, opt.max_new_tokens, &steps);
-        if (opt.show_steps) print_steps(std::cout, steps, tok);
+        std::printf("\n== 2. A long greedy run (%d new tokens at most) ==\n", max_new_tokens);
+        const Generation run = run_greedy(model, tok, opt.prompt, max_new_tokens);
+        const std::vector<int>& first = run.ids;
+        if (opt.show_steps) print_steps(std::cout, run.steps, tok);
 
-        const StopRule stop{opt.max_new_tokens, eos};
+        const StopRule stop{max_new_tokens, eos};
         const std::vector<int> second = greedy_generate(model, tok.encode(opt.prompt), stop);
-        std::printf("\nDeterminism: a second run gives %s (%zu tokens).\n",
+        std::printf("\nDeterminism: a second run (greedy_generate, the naive loop with argmax) gives %s (%zu tokens).\n",
                     first == second ? "exactly the same tokens" : "DIFFERENT tokens (this should never happen)",
                     second.size());
 
-        const Loop loop = find_loop(first);  // report.hpp
+        const Loop loop = find_loop(first);  // metrics.hpp
         if (loop.period > 0) {
             const std::vector<int> cycle(first.begin() + static_cast<long>(loop.start),
                                          first.begin() + static_cast<long>(loop.start + loop.period));
@@ -99,14 +95,15 @@ int main(int argc, char** argv) {
         } else {
             std::printf("No repetition loop in this run (try a larger --max-new-tokens).\n");
         }
-        if (!first.empty() && first.back() == eos) {
+        if (run.finish_reason == FinishReason::Eos) {
             std::printf("The run ended with <|endoftext|> (id %d) after %zu tokens; it stays in the output.\n", eos,
                         first.size());
         }
 
         std::printf("\n== 3. Stopping at <|endoftext|> ==\n");
-        const std::vector<int> ending = run_greedy(model, tok, kEndingPrompt, 48);
-        if (!ending.empty() && ending.back() == eos) {
+        const Generation end_run = run_greedy(model, tok, kEndingPrompt, 48);
+        const std::vector<int>& ending = end_run.ids;
+        if (end_run.finish_reason == FinishReason::Eos) {
             std::printf("The model ended the fortune: the last of the %zu new tokens is <|endoftext|> (id %d), and\n"
                         "generation stopped there although 48 were allowed. Like HF generate, the EOS token is\n"
                         "kept in the returned ids: [..., %d].\n",
@@ -119,13 +116,13 @@ int main(int argc, char** argv) {
         std::printf("\nYour exercises (./grade 01 grades them):\n");
         const xt::xtensor<float, 1> logits = last_position_logits(model.forward(tok.encode(opt.prompt)));
         int your_pick = -1;
-        const ExerciseAttempt pick = try_exercise([&] { your_pick = exercises::argmax(logits); });
-        print_exercise_status("01.1", "exercises/01-greedy/argmax.cpp", pick, your_pick == argmax(logits),
+        const ExerciseAttempt pick = try_exercise([&] { your_pick = your_argmax(logits); });
+        print_exercise_status(course_exercise("your_argmax"), pick, your_pick == argmax(logits),
                               "id " + std::to_string(your_pick), "id " + std::to_string(argmax(logits)));
         std::vector<int> yours;
-        const ExerciseAttempt greedy =
-            try_exercise([&] { yours = exercises::greedy_generate(model, tok.encode(opt.prompt), stop); });
-        print_exercise_status("01.2", "exercises/01-greedy/greedy.cpp", greedy, yours == first,
+        const ExerciseAttempt yours_greedy =
+            try_exercise([&] { yours = your_greedy_generate(model, tok.encode(opt.prompt), stop); });
+        print_exercise_status(course_exercise("your_greedy_generate"), yours_greedy, yours == first,
                               visible_token(tok.decode(yours)), visible_token(tok.decode(first)));
         return 0;
     });

@@ -10,8 +10,8 @@
 //   4. the Gumbel-max trick drawing from the same distribution as the inverse CDF.
 //
 // Library code this chapter introduces: softmax, apply_temperature, candidate_order,
-// sample_inverse_cdf, sample_gumbel_max (sampling.hpp); Rng (rng.hpp); LogitsChain and
-// generate_sampled (chain.hpp).
+// sample_inverse_cdf, sample_gumbel_max (sampling.hpp); Rng (rng.hpp); GenerationConfig and its knob
+// table (generation_config.hpp); LogitsChain (chain.hpp); generate, make_sampler (generate.hpp).
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -19,18 +19,18 @@
 #include <string>
 #include <vector>
 
-#include "decodebook/bars.hpp"
 #include "decodebook/chain.hpp"
 #include "decodebook/cli.hpp"
 #include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/model.hpp"
-#include "decodebook/report.hpp"
+#include "decodebook/generate.hpp"
+#include "decodebook/metrics.hpp"
+#include "decodebook/terminal.hpp"
 #include "decodebook/rng.hpp"
 #include "decodebook/sampling.hpp"
 #include "decodebook/tokenizer.hpp"
-#include "decodebook/utf8.hpp"
 
 using namespace decodebook;
 
@@ -44,13 +44,11 @@ Vec with_temperature(const Vec& logits, float t) {
     return z;
 }
 
-// Generate with `params` and print the text on one line.
-void seeded_run(const Gpt2& model, const Tokenizer& tok, const std::vector<int>& prompt, const SamplingParams& params,
-                uint64_t seed, int max_new_tokens, const char* label) {
-    const LogitsChain chain(params);
-    const std::vector<int> out =
-        generate_sampled(model, prompt, {max_new_tokens, model.config().eos_token_id}, chain, seed);
-    std::printf("  %-8s %s\n", label, visible_token(tok.decode(out)).c_str());
+// Generate with `config` (its seed gives the coins) and print the text on one line.
+void seeded_run(const Gpt2& model, const Tokenizer& tok, const std::vector<int>& prompt, const GenerationConfig& config,
+                const char* label) {
+    const Generation g = generate(model, tok, prompt, config, make_sampler(config, config.seed));
+    std::printf("  %-8s %s\n", label, visible_token(tok.decode(g.ids)).c_str());
 }
 
 // --csv FILE: the 20 most likely next tokens at several temperatures, for the course site's plot.
@@ -79,16 +77,18 @@ void write_temperature_csv(const std::string& path, const Vec& logits, const Tok
 }  // namespace
 
 int main(int argc, char** argv) {
-    ChapterInfo info{"chapter-02", "Temperature and sampling: z / T, softmax, a coin, and the Gumbel-max trick.",
-                     "The best way to", 32};
-    info.sampling = true;
+    ProgramInfo info{"chapter-02", "Temperature and sampling: z / T, softmax, a coin, and the Gumbel-max trick.",
+                     "The best way to"};
+    info.defaults.do_sample = true;  // this chapter is about sampling
+    info.knob_groups = {KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties};
     info.csv_columns = "temperature,rank,id,token,probability";
-    const ChapterOptions opt = parse_chapter_options(argc, argv, info);
-    return run_chapter([&] {
-        const ChapterSession session = open_session(opt);
+    const CommandLine opt = parse_command_line(argc, argv, info);
+    return run_program([&] {
+        const Session session = open_session(opt);
         const Gpt2& model = session.model;
         const Tokenizer& tok = session.tokenizer;
         const std::vector<int>& prompt = session.prompt;
+        const GenerationConfig& config = session.config;
         const Vec logits = last_position_logits(model.forward(prompt));
 
         std::printf("== 1. The next-token distribution after \"%s\" ==\n", opt.prompt.c_str());
@@ -111,25 +111,27 @@ int main(int argc, char** argv) {
                     "   the maximum is the vocabulary, %zu tokens, ln V = %.2f nats)\n", logits.size(),
                     std::log(static_cast<double>(logits.size())));
 
-        std::printf("\n== 3. Seeded generations (seed %llu, %d tokens) ==\n", static_cast<unsigned long long>(opt.seed),
-                    opt.max_new_tokens);
+        std::printf("\n== 3. Seeded generations (seed %llu, %d tokens) ==\n", static_cast<unsigned long long>(config.seed),
+                    config.max_new_tokens);
         for (float t : {0.0f, 0.5f, 1.0f, 1.5f}) {
-            SamplingParams p = opt.params;
-            p.temperature = t;
+            GenerationConfig c = config;
+            c.do_sample = true;
+            c.temperature = t;
             char label[32];
             std::snprintf(label, sizeof label, "T = %.1f", t);
-            seeded_run(model, tok, prompt, p, opt.seed, opt.max_new_tokens, t == 0.0f ? "T = 0" : label);
+            seeded_run(model, tok, prompt, c, t == 0.0f ? "T = 0" : label);
         }
         std::printf("  Run it again: the same seed gives the same text. Change --seed for another draw.\n");
 
         // The chosen settings, step by step: the coin and where it landed.
-        const LogitsChain chain(opt.params);
+        const LogitsChain chain(config);
         if (opt.show_chain) std::printf("\nchain: %s\n", chain.describe().c_str());
         std::printf("\nYour settings (%s), the first steps with their coins:\n", chain.describe().c_str());
-        Rng coins(opt.seed);  // the same stream generate_sampled draws from: coin i decides token i
-        std::vector<StepRecord> steps;
-        generate_sampled(model, prompt, {std::min(opt.max_new_tokens, 6), model.config().eos_token_id}, chain, opt.seed,
-                         [&](const StepRecord& s) { steps.push_back(s); });
+        Rng coins(config.seed);  // the same stream make_sampler draws from: coin i decides token i
+        GenerationConfig first_steps = config;
+        first_steps.max_new_tokens = std::min(config.max_new_tokens, 6);
+        const std::vector<StepRecord> steps =
+            generate(model, tok, prompt, first_steps, make_sampler(first_steps, config.seed)).steps;
         for (const StepRecord& s : steps) {
             std::printf("  step %d: coin %.4f -> %-14s (p %.3f)\n", s.step, coins.coin(),
                         visible_token(tok.token_bytes(s.token)).c_str(), s.probability);
@@ -138,7 +140,7 @@ int main(int argc, char** argv) {
 
         std::printf("\n== 4. Two ways to draw from the same distribution (T = 1, 5000 draws each) ==\n");
         const Vec probs = softmax(logits);
-        Rng rng(opt.seed);
+        Rng rng(config.seed);
         std::vector<int> by_cdf(logits.size(), 0), by_gumbel(logits.size(), 0);
         std::vector<double> many(logits.size());
         const int draws = 5000;
@@ -163,17 +165,17 @@ int main(int argc, char** argv) {
 
         std::printf("\nYour exercises (./grade 02 grades them):\n");
         Vec yours_p;
-        const ExerciseAttempt sm = try_exercise([&] { yours_p = exercises::softmax(logits); });
-        print_exercise_status("02.1", "exercises/02-temperature/softmax.cpp", sm,
+        const ExerciseAttempt sm = try_exercise([&] { yours_p = your_softmax(logits); });
+        print_exercise_status(course_exercise("your_softmax"), sm,
                               yours_p.size() == probs.size() && xt::allclose(yours_p, probs, 1e-4, 1e-6),
                               "different probabilities", "softmax(logits)");
         Vec yours_t = logits;
-        const ExerciseAttempt temp = try_exercise([&] { exercises::apply_temperature(yours_t, 0.5f); });
-        print_exercise_status("02.2", "exercises/02-temperature/temperature.cpp", temp,
+        const ExerciseAttempt temp = try_exercise([&] { your_apply_temperature(yours_t, 0.5f); });
+        print_exercise_status(course_exercise("your_apply_temperature"), temp,
                               xt::allclose(yours_t, with_temperature(logits, 0.5f)), "different logits", "logits / 0.5");
         int yours_s = -1;
-        const ExerciseAttempt smp = try_exercise([&] { yours_s = exercises::sample_inverse_cdf(probs, 0.5); });
-        print_exercise_status("02.3", "exercises/02-temperature/sample.cpp", smp, yours_s == sample_inverse_cdf(probs, 0.5),
+        const ExerciseAttempt smp = try_exercise([&] { yours_s = your_sample_inverse_cdf(probs, 0.5); });
+        print_exercise_status(course_exercise("your_sample_inverse_cdf"), smp, yours_s == sample_inverse_cdf(probs, 0.5),
                               "id " + std::to_string(yours_s), "id " + std::to_string(sample_inverse_cdf(probs, 0.5)));
         return 0;
     });

@@ -19,17 +19,17 @@
 #include <string>
 #include <vector>
 
-#include "decodebook/bars.hpp"
 #include "decodebook/chain.hpp"
 #include "decodebook/cli.hpp"
 #include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/model.hpp"
-#include "decodebook/report.hpp"
+#include "decodebook/generate.hpp"
+#include "decodebook/metrics.hpp"
+#include "decodebook/terminal.hpp"
 #include "decodebook/sampling.hpp"
 #include "decodebook/tokenizer.hpp"
-#include "decodebook/utf8.hpp"
 
 using namespace decodebook;
 
@@ -45,14 +45,20 @@ void print_survivors(const char* label, const Vec& z, const Tokenizer& tok) {
     std::printf(count_candidates(z) > 6 ? " ...\n" : "\n");
 }
 
-Vec filtered(const Vec& logits, const SamplingParams& params, ChainOrder order = ChainOrder::HuggingFace) {
+Vec filtered(const Vec& logits, const GenerationConfig& config) {
     const std::vector<int> none;
-    return LogitsChain(params, order).apply(logits, {none, none});
+    return LogitsChain(config).apply(logits, {none, none});
 }
 
-SamplingParams only_k(int k) { SamplingParams p; p.top_k = k; return p; }
-SamplingParams only_p(float v) { SamplingParams p; p.top_p = v; return p; }
-SamplingParams only_min_p(float v) { SamplingParams p; p.min_p = v; return p; }
+// A sampling config with one knob set, e.g. only("top_k", "10").
+GenerationConfig only(const std::string& knob, const std::string& value) {
+    GenerationConfig c;
+    set_knob(c, knob, value);  // a truncation knob turns do_sample on
+    return c;
+}
+GenerationConfig only_k(int k) { return only("top_k", std::to_string(k)); }
+GenerationConfig only_p(float v) { return only("top_p", std::to_string(v)); }
+GenerationConfig only_min_p(float v) { return only("min_p", std::to_string(v)); }
 
 // Greedy steps after the prompt: the most and the least confident ones, to contrast.
 struct Step {
@@ -103,12 +109,14 @@ void write_truncation_csv(const std::string& path, const Gpt2& model, const Toke
 }  // namespace
 
 int main(int argc, char** argv) {
-    ChapterInfo info{"chapter-03", "Truncation: top-k, top-p and min-p on the same step.", "A computer is", 24};
-    info.sampling = true;
+    ProgramInfo info{"chapter-03", "Truncation: top-k, top-p and min-p on the same step.", "A computer is"};
+    info.defaults.max_new_tokens = 24;
+    info.defaults.do_sample = true;  // this chapter is about sampling
+    info.knob_groups = {KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties};
     info.csv_columns = "step,rank,id,token,probability,top_k,top_p,min_p";
-    const ChapterOptions opt = parse_chapter_options(argc, argv, info);
-    return run_chapter([&] {
-        const ChapterSession session = open_session(opt);
+    const CommandLine opt = parse_command_line(argc, argv, info);
+    return run_program([&] {
+        const Session session = open_session(opt);
         const Gpt2& model = session.model;
         const Tokenizer& tok = session.tokenizer;
         const std::vector<int>& prompt = session.prompt;
@@ -148,23 +156,23 @@ int main(int argc, char** argv) {
                     count_candidates(nucleus), cp(0) + cp(1) + cp(2), count_candidates(filtered(classic, only_min_p(0.1f))));
 
         std::printf("\n== 4. Where temperature sits changes the candidates (T 0.5, top_p 0.9, min_p 0.05) ==\n");
-        SamplingParams mix;
-        mix.temperature = 0.5f; mix.top_p = 0.9f; mix.min_p = 0.05f;
+        GenerationConfig mix;
+        mix.do_sample = true; mix.temperature = 0.5f; mix.top_p = 0.9f; mix.min_p = 0.05f;
         for (ChainOrder order : {ChainOrder::HuggingFace, ChainOrder::LlamaCpp, ChainOrder::Vllm}) {
-            std::printf("  %-10s %s\n", order == ChainOrder::HuggingFace ? "HF" : order == ChainOrder::LlamaCpp ? "llama.cpp" : "vLLM",
-                        LogitsChain(mix, order).describe().c_str());
-            print_survivors("", filtered(logits, mix, order), tok);
+            mix.order = order;
+            std::printf("  %-10s %s\n", to_string(order).c_str(), LogitsChain(mix).describe().c_str());
+            print_survivors("", filtered(logits, mix), tok);
         }
         std::printf("  llama.cpp truncates at T = 1 and cools afterwards, so it keeps more tokens.\n");
 
-        const LogitsChain chain(opt.params);
+        const GenerationConfig& config = session.config;
+        const LogitsChain chain(config);
         std::printf("\n== 5. Your settings: %s (seed %llu) ==\n", chain.describe().c_str(),
-                    static_cast<unsigned long long>(opt.seed));
-        std::vector<StepRecord> steps;
-        const std::vector<int> out = generate_sampled(model, prompt, {opt.max_new_tokens, model.config().eos_token_id},
-                                                      chain, opt.seed, [&](const StepRecord& s) { steps.push_back(s); });
-        std::printf("  %s%s\n", opt.prompt.c_str(), to_valid_utf8(tok.decode(out)).c_str());
-        if (opt.show_steps) print_steps(std::cout, steps, tok);
+                    static_cast<unsigned long long>(config.seed));
+        std::printf("  %s", opt.prompt.c_str());
+        const Generation out = generate(model, tok, prompt, config, make_sampler(config, config.seed), print_text_to(std::cout));
+        std::printf("\n");
+        if (opt.show_steps) print_steps(std::cout, out.steps, tok);
 
         if (!opt.csv.empty()) {
             write_truncation_csv(opt.csv, model, tok, peaked, flat);
@@ -173,17 +181,17 @@ int main(int argc, char** argv) {
 
         std::printf("\nYour exercises (./grade 03 grades them):\n");
         Vec yours_k = logits;
-        const ExerciseAttempt k = try_exercise([&] { exercises::apply_top_k(yours_k, 5, 1); });
-        print_exercise_status("03.1", "exercises/03-truncation/top_k.cpp", k, count_candidates(yours_k) == 5 &&
+        const ExerciseAttempt k = try_exercise([&] { your_apply_top_k(yours_k, 5, 1); });
+        print_exercise_status(course_exercise("your_apply_top_k"), k, count_candidates(yours_k) == 5 &&
                               yours_k == filtered(logits, only_k(5)), std::to_string(count_candidates(yours_k)) + " candidates", "5 candidates");
         const Vec probs = softmax(logits);
         std::vector<bool> yours_p;
-        const ExerciseAttempt p = try_exercise([&] { yours_p = exercises::top_p_keep(probs, 0.9, 1); });
-        print_exercise_status("03.2", "exercises/03-truncation/top_p.cpp", p, yours_p == top_p_keep(probs, 0.9, 1),
+        const ExerciseAttempt p = try_exercise([&] { yours_p = your_top_p_keep(probs, 0.9, 1); });
+        print_exercise_status(course_exercise("your_top_p_keep"), p, yours_p == top_p_keep(probs, 0.9, 1),
                               "a different set", std::to_string(count_candidates(filtered(logits, only_p(0.9f)))) + " candidates");
         std::vector<bool> yours_m;
-        const ExerciseAttempt m = try_exercise([&] { yours_m = exercises::min_p_keep(probs, 0.1, 1); });
-        print_exercise_status("03.3", "exercises/03-truncation/min_p.cpp", m, yours_m == min_p_keep(probs, 0.1, 1),
+        const ExerciseAttempt m = try_exercise([&] { yours_m = your_min_p_keep(probs, 0.1, 1); });
+        print_exercise_status(course_exercise("your_min_p_keep"), m, yours_m == min_p_keep(probs, 0.1, 1),
                               "a different set", std::to_string(count_candidates(filtered(logits, only_min_p(0.1f)))) + " candidates");
         return 0;
     });

@@ -9,7 +9,7 @@
 // z / theta on a negative logit makes the repeat MORE likely.
 //
 // Library code this chapter introduces: apply_repetition_penalty, apply_presence_frequency,
-// apply_no_repeat_ngram (sampling.hpp); PenaltyScope (chain.hpp); distinct_n (report.hpp).
+// apply_no_repeat_ngram (sampling.hpp); PenaltyScope (generation_config.hpp); distinct_n (metrics.hpp).
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -21,10 +21,11 @@
 #include "decodebook/decode.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/model.hpp"
-#include "decodebook/report.hpp"
+#include "decodebook/generate.hpp"
+#include "decodebook/metrics.hpp"
+#include "decodebook/terminal.hpp"
 #include "decodebook/sampling.hpp"
 #include "decodebook/tokenizer.hpp"
-#include "decodebook/utf8.hpp"
 
 using namespace decodebook;
 
@@ -32,12 +33,12 @@ namespace {
 
 using Vec = xt::xtensor<float, 1>;
 
-// Run greedy decoding with `params` (temperature forced to 0) and describe the result.
-std::vector<int> run(const Gpt2& model, const Tokenizer& tok, const std::vector<int>& prompt, SamplingParams params,
+// Run greedy decoding (do_sample off: the penalties, then argmax) and describe the result.
+std::vector<int> run(const Gpt2& model, const Tokenizer& tok, const std::vector<int>& prompt, GenerationConfig config,
                      int max_new_tokens, const char* label) {
-    params.temperature = 0.0f;
-    const LogitsChain chain(params);
-    const std::vector<int> out = generate_sampled(model, prompt, {max_new_tokens, model.config().eos_token_id}, chain, 0);
+    config.do_sample = false;
+    config.max_new_tokens = max_new_tokens;
+    const std::vector<int> out = generate(model, tok, prompt, config, make_sampler(config, 0)).ids;
     const Loop loop = find_loop(out);
     std::printf("  %-28s distinct-2 %.2f  %s\n", label, distinct_n(out, 2),
                 loop.period ? ("LOOP of " + std::to_string(loop.period) + " tokens x" +
@@ -50,27 +51,31 @@ std::vector<int> run(const Gpt2& model, const Tokenizer& tok, const std::vector<
 }  // namespace
 
 int main(int argc, char** argv) {
-    ChapterInfo info{"chapter-04", "Penalties: repetition, presence/frequency and no-repeat-ngram break greedy loops.",
-                     "The best way to", 48};
-    info.sampling = true;
-    const ChapterOptions opt = parse_chapter_options(argc, argv, info);
-    return run_chapter([&] {
-        const ChapterSession session = open_session(opt);
+    ProgramInfo info{"chapter-04", "Penalties: repetition, presence/frequency and no-repeat-ngram break greedy loops.",
+                     "The best way to"};
+    info.defaults.max_new_tokens = 48;
+    info.defaults.do_sample = true;  // part 3 samples with your settings
+    info.knob_groups = {KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties};
+    const CommandLine opt = parse_command_line(argc, argv, info);
+    return run_program([&] {
+        const Session session = open_session(opt);
         const Gpt2& model = session.model;
         const Tokenizer& tok = session.tokenizer;
         const std::vector<int>& prompt = session.prompt;
+        const GenerationConfig& config = session.config;
+        const int max_new_tokens = config.max_new_tokens;
 
         std::printf("== 1. The same greedy run with each penalty (\"%s\", %d tokens) ==\n", opt.prompt.c_str(),
-                    opt.max_new_tokens);
-        const std::vector<int> plain = run(model, tok, prompt, {}, opt.max_new_tokens, "no penalty");
-        SamplingParams rep; rep.repetition_penalty = 1.3f;
-        run(model, tok, prompt, rep, opt.max_new_tokens, "repetition_penalty 1.3");
-        SamplingParams out_only = rep; out_only.penalty_scope = PenaltyScope::OutputOnly;
-        run(model, tok, prompt, out_only, opt.max_new_tokens, "  ... over the output only");
-        SamplingParams pf; pf.presence_penalty = 0.8f; pf.frequency_penalty = 0.5f;
-        run(model, tok, prompt, pf, opt.max_new_tokens, "presence 0.8 frequency 0.5");
-        SamplingParams ngram; ngram.no_repeat_ngram_size = 3;
-        run(model, tok, prompt, ngram, opt.max_new_tokens, "no_repeat_ngram_size 3");
+                    max_new_tokens);
+        const std::vector<int> plain = run(model, tok, prompt, {}, max_new_tokens, "no penalty");
+        GenerationConfig rep; rep.repetition_penalty = 1.3f;
+        run(model, tok, prompt, rep, max_new_tokens, "repetition_penalty 1.3");
+        GenerationConfig out_only = rep; out_only.penalty_scope = PenaltyScope::OutputOnly;
+        run(model, tok, prompt, out_only, max_new_tokens, "  ... over the output only");
+        GenerationConfig pf; pf.presence_penalty = 0.8f; pf.frequency_penalty = 0.5f;
+        run(model, tok, prompt, pf, max_new_tokens, "presence 0.8 frequency 0.5");
+        GenerationConfig ngram; ngram.no_repeat_ngram_size = 3;
+        run(model, tok, prompt, ngram, max_new_tokens, "no_repeat_ngram_size 3");
 
         std::printf("\n== 2. The sign trap ==\n");
         // At the end of the looping run, find a token already seen whose logit is negative.
@@ -98,31 +103,27 @@ int main(int argc, char** argv) {
         }
 
         std::printf("\n== 3. Penalties with sampling: your settings, seed %llu ==\n",
-                    static_cast<unsigned long long>(opt.seed));
-        const LogitsChain chain(opt.params);
-        std::printf("  chain: %s\n", chain.describe().c_str());
-        std::vector<StepRecord> steps;
-        const std::vector<int> sampled = generate_sampled(model, prompt, {opt.max_new_tokens, model.config().eos_token_id},
-                                                          chain, opt.seed, [&](const StepRecord& s) { steps.push_back(s); });
-        std::printf("  %s%s\n  distinct-2 %.2f\n", opt.prompt.c_str(), to_valid_utf8(tok.decode(sampled)).c_str(),
-                    distinct_n(sampled, 2));
-        if (opt.show_steps) print_steps(std::cout, steps, tok);
+                    static_cast<unsigned long long>(config.seed));
+        std::printf("  chain: %s\n", LogitsChain(config).describe().c_str());
+        const Generation sampled = generate(model, tok, prompt, config, make_sampler(config, config.seed));
+        std::printf("  %s%s\n  distinct-2 %.2f\n", opt.prompt.c_str(), sampled.text.c_str(), distinct_n(sampled.ids, 2));
+        if (opt.show_steps) print_steps(std::cout, sampled.steps, tok);
         std::printf("  (decodebook-diversity measures distinct-n and the model's own loss across samplers)\n");
 
         std::printf("\nYour exercises (./grade 04 grades them):\n");
         Vec a = z, b = z;
-        const ExerciseAttempt r = try_exercise([&] { exercises::apply_repetition_penalty(a, context, 1.5f); });
+        const ExerciseAttempt r = try_exercise([&] { your_apply_repetition_penalty(a, context, 1.5f); });
         apply_repetition_penalty(b, context, 1.5f);
-        print_exercise_status("04.1", "exercises/04-penalties/repetition.cpp", r, a == b, "different logits", "the library's");
+        print_exercise_status(course_exercise("your_apply_repetition_penalty"), r, a == b, "different logits", "the library's");
         Vec c = z, d = z;
-        const ExerciseAttempt pfx = try_exercise([&] { exercises::apply_presence_frequency(c, plain, 0.8f, 0.5f); });
+        const ExerciseAttempt pfx = try_exercise([&] { your_apply_presence_frequency(c, plain, 0.8f, 0.5f); });
         apply_presence_frequency(d, plain, 0.8f, 0.5f);
-        print_exercise_status("04.2", "exercises/04-penalties/presence_frequency.cpp", pfx, xt::allclose(c, d),
+        print_exercise_status(course_exercise("your_apply_presence_frequency"), pfx, xt::allclose(c, d),
                               "different logits", "the library's");
         Vec e = z, f = z;
-        const ExerciseAttempt ng = try_exercise([&] { exercises::apply_no_repeat_ngram(e, context, 3); });
+        const ExerciseAttempt ng = try_exercise([&] { your_apply_no_repeat_ngram(e, context, 3); });
         apply_no_repeat_ngram(f, context, 3);
-        print_exercise_status("04.3", "exercises/04-penalties/no_repeat_ngram.cpp", ng, e == f,
+        print_exercise_status(course_exercise("your_apply_no_repeat_ngram"), ng, e == f,
                               std::to_string(count_candidates(e)) + " candidates", std::to_string(count_candidates(f)) + " candidates");
         return 0;
     });

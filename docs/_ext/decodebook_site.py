@@ -133,7 +133,7 @@ class ExerciseDirective(SphinxDirective):
         heading += nodes.Text(f"  ({points})")
         box += heading
         files = ", ".join(f"``{f}``" for f in e["files"])
-        parse_rst(self, [f"Edit {files} (you implement :cpp:func:`decodebook::exercises::{e['function']}`), "
+        parse_rst(self, [f"Edit {files} (you implement :cpp:func:`decodebook::{e['function']}`), "
                          f"rebuild, then check it with ``./grade {e['chapter']}``.", ""], box)
         self.state.nested_parse(self.content, self.content_offset, box)
 

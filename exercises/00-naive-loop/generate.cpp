@@ -14,18 +14,18 @@
 // unknown ids, max_new_tokens < 1, or prompt + max_new_tokens > the context length.
 //
 // For on_step, fill at least StepRecord::step (0, 1, ...), context_length (tokens fed to
-// forward) and token; logit, probability (decodebook::probability_of) and milliseconds are nice.
+// forward) and token; logit, probability (decodebook::softmax(next)(token), sampling.hpp) and milliseconds are nice.
 // Do not call decodebook::generate_naive: that is the answer.
 // Graded by: ./grade 00   (tests in tests/exercises/test_00_naive_loop.cpp)
 #include "decodebook/exercises.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-std::vector<int> generate_naive(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop,
+std::vector<int> your_generate_naive(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop,
                                 const Picker& pick, const StepCallback& on_step) {
     // TODO: validate the request, then run the loop described above.
     (void)model, (void)prompt, (void)stop, (void)pick, (void)on_step;
-    throw NotImplemented("00.2 (generate_naive)", "exercises/00-naive-loop/generate.cpp");
+    throw NotImplemented("00.2 (your_generate_naive)", "exercises/00-naive-loop/generate.cpp");
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -12,12 +12,12 @@
 // Graded by: ./grade 00   (tests in tests/exercises/test_00_naive_loop.cpp)
 #include "decodebook/exercises.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-xt::xtensor<float, 1> last_position_logits(const xt::xtensor<float, 2>& logits) {
+xt::xtensor<float, 1> your_last_position_logits(const xt::xtensor<float, 2>& logits) {
     // TODO: return a copy of the last row of `logits` (shape (V)).
     (void)logits;
-    throw NotImplemented("00.1 (last_position_logits)", "exercises/00-naive-loop/last_position.cpp");
+    throw NotImplemented("00.1 (your_last_position_logits)", "exercises/00-naive-loop/last_position.cpp");
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -7,17 +7,17 @@
 //   - otherwise exactly stop.max_new_tokens tokens come out.
 // The graders compare your tokens with the independent Python reference, token for token.
 //
-// This builds on your exercises 00.2 and 01.1 (exercises::generate_naive, exercises::argmax);
+// This builds on your exercises 00.2 and 01.1 (your_generate_naive, your_argmax);
 // finish those first. Do not call decodebook::greedy_generate: that is the answer.
 // Graded by: ./grade 01   (tests in tests/exercises/test_01_greedy.cpp)
 #include "decodebook/exercises.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-std::vector<int> greedy_generate(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop) {
+std::vector<int> your_greedy_generate(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop) {
     // TODO: run your naive loop with your argmax as the picker.
     (void)model, (void)prompt, (void)stop;
-    throw NotImplemented("01.2 (greedy_generate)", "exercises/01-greedy/greedy.cpp");
+    throw NotImplemented("01.2 (your_greedy_generate)", "exercises/01-greedy/greedy.cpp");
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -16,12 +16,12 @@
 
 #include "decodebook/sampling.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-int sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin) {
+int your_sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin) {
     // TODO: walk candidate_order(probs), return the first id whose running sum exceeds coin * total.
     (void)probs, (void)coin;
-    throw NotImplemented("02.3 (sample_inverse_cdf)", "exercises/02-temperature/sample.cpp");
+    throw NotImplemented("02.3 (your_sample_inverse_cdf)", "exercises/02-temperature/sample.cpp");
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

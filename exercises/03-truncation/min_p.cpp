@@ -14,12 +14,12 @@
 
 #include "decodebook/sampling.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-std::vector<bool> min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, int min_keep) {
+std::vector<bool> your_min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, int min_keep) {
     // TODO: keep tokens at or above min_p * (the largest probability), and the first min_keep.
     (void)probs, (void)min_p, (void)min_keep;
-    throw NotImplemented("03.3 (min_p_keep)", "exercises/03-truncation/min_p.cpp");
+    throw NotImplemented("03.3 (your_min_p_keep)", "exercises/03-truncation/min_p.cpp");
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -16,12 +16,12 @@
 // Graded by: ./grade 03
 #include "decodebook/exercises.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-void apply_top_k(xt::xtensor<float, 1>& logits, int k, int min_keep) {
+void your_apply_top_k(xt::xtensor<float, 1>& logits, int k, int min_keep) {
     // TODO: find the keep-th largest logit and set everything below it to -infinity.
     (void)logits, (void)k, (void)min_keep;
-    throw NotImplemented("03.1 (apply_top_k)", "exercises/03-truncation/top_k.cpp");
+    throw NotImplemented("03.1 (your_apply_top_k)", "exercises/03-truncation/top_k.cpp");
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -15,12 +15,12 @@
 
 #include "decodebook/sampling.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-std::vector<bool> top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep) {
+std::vector<bool> your_top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep) {
     // TODO: walk candidate_order(probs), marking tokens kept while the mass before them is < p.
     (void)probs, (void)p, (void)min_keep;
-    throw NotImplemented("03.2 (top_p_keep)", "exercises/03-truncation/top_p.cpp");
+    throw NotImplemented("03.2 (your_top_p_keep)", "exercises/03-truncation/top_p.cpp");
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -13,12 +13,12 @@
 // Graded by: ./grade 04
 #include "decodebook/exercises.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-void apply_no_repeat_ngram(xt::xtensor<float, 1>& logits, const std::vector<int>& sequence, int n) {
+void your_apply_no_repeat_ngram(xt::xtensor<float, 1>& logits, const std::vector<int>& sequence, int n) {
     // TODO: for every earlier occurrence of the last n - 1 tokens, ban the token that followed it.
     (void)logits, (void)sequence, (void)n;
-    throw NotImplemented("04.3 (apply_no_repeat_ngram)", "exercises/04-penalties/no_repeat_ngram.cpp");
+    throw NotImplemented("04.3 (your_apply_no_repeat_ngram)", "exercises/04-penalties/no_repeat_ngram.cpp");
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

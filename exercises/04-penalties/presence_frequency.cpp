@@ -12,13 +12,13 @@
 // Graded by: ./grade 04
 #include "decodebook/exercises.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-void apply_presence_frequency(xt::xtensor<float, 1>& logits, const std::vector<int>& output, float presence,
+void your_apply_presence_frequency(xt::xtensor<float, 1>& logits, const std::vector<int>& output, float presence,
                               float frequency) {
     // TODO: count each id in output, then subtract frequency * count + presence from its logit.
     (void)logits, (void)output, (void)presence, (void)frequency;
-    throw NotImplemented("04.2 (apply_presence_frequency)", "exercises/04-penalties/presence_frequency.cpp");
+    throw NotImplemented("04.2 (your_apply_presence_frequency)", "exercises/04-penalties/presence_frequency.cpp");
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -12,12 +12,12 @@
 // Graded by: ./grade 04
 #include "decodebook/exercises.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-void apply_repetition_penalty(xt::xtensor<float, 1>& logits, const std::vector<int>& seen, float theta) {
+void your_apply_repetition_penalty(xt::xtensor<float, 1>& logits, const std::vector<int>& seen, float theta) {
     // TODO: for each distinct id in seen, divide a positive logit by theta, multiply a non-positive one.
     (void)logits, (void)seen, (void)theta;
-    throw NotImplemented("04.1 (apply_repetition_penalty)", "exercises/04-penalties/repetition.cpp");
+    throw NotImplemented("04.1 (your_apply_repetition_penalty)", "exercises/04-penalties/repetition.cpp");
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

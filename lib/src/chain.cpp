@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <memory>
 
+#include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
-#include "decodebook/rng.hpp"
 #include "decodebook/sampling.hpp"
 
 namespace decodebook {
@@ -18,17 +18,8 @@ std::string number(double v) {
     return buf;
 }
 
-void require(bool ok, const std::string& name, double value, const std::string& rule) {
-    if (!ok) {
-        std::string flag = name;  // the command-line spelling: top_k -> --top-k
-        for (char& ch : flag) ch = ch == '_' ? '-' : ch;
-        throw Error(name + " = " + number(value) + " is invalid: it must be " + rule,
-                    "pass --" + flag + " with a value " + rule);
-    }
-}
-
 // The tokens the repetition penalty sees, by scope.
-std::vector<int> penalty_window(const SamplingParams& p, const DecodeContext& c) {
+std::vector<int> penalty_window(const GenerationConfig& p, const DecodeContext& c) {
     if (p.penalty_scope == PenaltyScope::OutputOnly) return c.generated;
     std::vector<int> all = c.prompt;
     all.insert(all.end(), c.generated.begin(), c.generated.end());
@@ -40,40 +31,26 @@ std::vector<int> penalty_window(const SamplingParams& p, const DecodeContext& c)
 
 }  // namespace
 
-void validate(const SamplingParams& p) {
-    require(std::isfinite(p.temperature) && p.temperature >= 0, "temperature", p.temperature, ">= 0 (0 = greedy)");
-    require(p.top_k >= 0, "top_k", p.top_k, ">= 0 (0 = off)");
-    require(p.top_p >= 0 && p.top_p <= 1, "top_p", p.top_p, "in [0, 1] (1 = off)");
-    require(p.min_p >= 0 && p.min_p <= 1, "min_p", p.min_p, "in [0, 1] (0 = off)");
-    require(p.min_tokens_to_keep >= 1, "min_tokens_to_keep", p.min_tokens_to_keep, ">= 1");
-    require(std::isfinite(p.repetition_penalty) && p.repetition_penalty > 0, "repetition_penalty",
-            p.repetition_penalty, "> 0 (1 = off)");
-    require(p.penalty_last_n >= 1, "penalty_last_n", p.penalty_last_n, ">= 1");
-    require(p.presence_penalty >= -2 && p.presence_penalty <= 2, "presence_penalty", p.presence_penalty,
-            "in [-2, 2] (0 = off)");
-    require(p.frequency_penalty >= -2 && p.frequency_penalty <= 2, "frequency_penalty", p.frequency_penalty,
-            "in [-2, 2] (0 = off)");
-    require(p.no_repeat_ngram_size >= 0, "no_repeat_ngram_size", p.no_repeat_ngram_size, ">= 0 (0 = off)");
-}
-
-ChainOrder parse_chain_order(const std::string& name) {
-    if (name == "hf" || name == "huggingface") return ChainOrder::HuggingFace;
-    if (name == "llama.cpp" || name == "llamacpp") return ChainOrder::LlamaCpp;
-    if (name == "vllm") return ChainOrder::Vllm;
-    throw Error("unknown chain order '" + name + "'", "use one of: hf, llama.cpp, vllm");
-}
-
 // [ch02:chain]
-LogitsChain::LogitsChain(const SamplingParams& p, ChainOrder order) {
+LogitsChain::LogitsChain(const GenerationConfig& p) {
     validate(p);
-    greedy_ = p.temperature == 0.0f;
+    greedy_ = !p.do_sample || p.temperature == 0.0f;
     const int keep = p.min_tokens_to_keep;
-    // penalties first, in every engine's order
+    // min_new_tokens first (HF's processor): no EOS before the minimum length
+    if (p.min_new_tokens > 0) {
+        processors_.push_back({"min_new_tokens(" + std::to_string(p.min_new_tokens) + ")",
+                               [n = p.min_new_tokens](xt::xtensor<float, 1>& z, const DecodeContext& c) {
+                                   if (static_cast<int>(c.generated.size()) >= n) return;
+                                   for (int id : c.eos_ids)
+                                       if (static_cast<size_t>(id) < z.size()) z(static_cast<size_t>(id)) = -INFINITY;
+                               }});
+    }
+    // penalties, in every engine's order
     if (p.repetition_penalty != 1.0f) {
-        const std::string scope = p.penalty_scope == PenaltyScope::OutputOnly ? ", output_only"
+        const std::string scope = p.penalty_scope == PenaltyScope::PromptAndOutput ? ""
                                   : p.penalty_scope == PenaltyScope::LastN
                                       ? ", last_n=" + std::to_string(p.penalty_last_n)
-                                      : "";
+                                      : ", " + to_string(p.penalty_scope);
         processors_.push_back({"repetition_penalty(" + number(p.repetition_penalty) + scope + ")",
                                [p](xt::xtensor<float, 1>& z, const DecodeContext& c) {
                                    apply_repetition_penalty(z, penalty_window(p, c), p.repetition_penalty);
@@ -93,7 +70,7 @@ LogitsChain::LogitsChain(const SamplingParams& p, ChainOrder order) {
                                    apply_no_repeat_ngram(z, all, n);
                                }});
     }
-    if (greedy_) return;  // T = 0: argmax after the penalties; the warpers would not change it
+    if (greedy_) return;  // argmax after the penalties; the warpers would not change it
     const Processor temperature{"temperature(" + number(p.temperature) + ")",
                                 [t = p.temperature](xt::xtensor<float, 1>& z, const DecodeContext&) {
                                     apply_temperature(z, t);
@@ -108,7 +85,7 @@ LogitsChain::LogitsChain(const SamplingParams& p, ChainOrder order) {
     const auto add = [&](bool on, const Processor& proc) {
         if (on) processors_.push_back(proc);
     };
-    switch (order) {
+    switch (p.order) {
         case ChainOrder::HuggingFace:
             add(use_t, temperature), add(use_k, top_k), add(use_p, top_p), add(use_min, min_p);
             break;
@@ -138,19 +115,6 @@ std::string LogitsChain::describe() const {
     std::string s;
     for (const Processor& p : processors_) s += p.name + " -> ";
     return s + (greedy_ ? "argmax" : "sample");
-}
-
-std::vector<int> generate_sampled(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop,
-                                  const LogitsChain& chain, uint64_t seed, const StepCallback& on_step) {
-    auto rng = std::make_shared<Rng>(seed);
-    auto generated = std::make_shared<std::vector<int>>();
-    const Picker pick = [&chain, &prompt, rng, generated](const xt::xtensor<float, 1>& logits) {
-        const double coin = rng->coin();  // one coin per step, used or not
-        const int token = chain.pick(logits, DecodeContext{prompt, *generated}, coin);
-        generated->push_back(token);
-        return token;
-    };
-    return generate_naive(model, prompt, stop, pick, on_step);
 }
 
 }  // namespace decodebook

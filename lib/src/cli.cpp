@@ -1,4 +1,5 @@
-// Chapter 00: the options every chapter shares. cxxopts is slow to compile, so it lives only here.
+// Chapter 00 on: every program's command line. cxxopts is slow to compile, so it lives only here,
+// and the decoding flags come from the knob table (generation_config.hpp), never spelled here.
 #include "decodebook/cli.hpp"
 
 #include <cstdlib>
@@ -6,80 +7,146 @@
 
 #include <cxxopts.hpp>
 
+#include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
 #include "decodebook/paths.hpp"
 
 namespace decodebook {
+namespace {
 
-ChapterOptions parse_chapter_options(int argc, char** argv, const ChapterInfo& info) {
+bool takes(const ProgramInfo& info, KnobGroup group) {
+    for (KnobGroup g : info.knob_groups)
+        if (g == group) return true;
+    return false;
+}
+
+const char* group_name(KnobGroup g) {
+    switch (g) {
+        case KnobGroup::Length: return "";
+        case KnobGroup::Stopping: return "stopping";
+        case KnobGroup::Sampling: return "sampling";
+        case KnobGroup::Penalties: return "penalties";
+    }
+    return "";
+}
+
+[[noreturn]] void usage_error(const std::string& program, const std::string& message) {
+    std::cerr << program << ": " << message << "\n  see: " << program << " --help" << std::endl;
+    std::exit(2);
+}
+
+}  // namespace
+
+int CommandLine::extra_int(const std::string& flag, int lo, int hi) const {
+    const std::string& text = extra.at(flag);
+    size_t used = 0;
+    int value = 0;
+    try {
+        value = std::stoi(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != text.size() || value < lo || value > hi) {
+        throw Error("--" + flag + " = " + text + " is invalid: it must be a whole number in [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "]",
+                    "pass --" + flag + " with a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+    return value;
+}
+
+CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
     cxxopts::Options options(info.program, info.title);
+    if (!info.default_prompt.empty()) {
+        options.add_options()("p,prompt", "text to continue", cxxopts::value<std::string>()->default_value(info.default_prompt));
+    }
     options.add_options()
-        ("p,prompt", "text to continue", cxxopts::value<std::string>()->default_value(info.default_prompt))
-        ("n,max-new-tokens", "how many tokens to generate at most",
-         cxxopts::value<int>()->default_value(std::to_string(info.default_max_new_tokens)))
         ("m,model", "model folder (config.json, model.safetensors, vocab.json, merges.txt); "
                     "default: $DECODEBOOK_MODEL, else " + builtin_model_dir(),
          cxxopts::value<std::string>()->default_value(""))
-        ("s,show-steps", "print a table of every step: step, id, token, logit, probability, ms");
-    if (!info.csv_columns.empty()) {  // only chapters that write a CSV offer --csv
-        options.add_options()("csv", "write the chapter's data as CSV to FILE (columns: " + info.csv_columns + ")",
+        ("show-steps", "print a table of every step: step, id, token, logit, probability, ms")
+        ("show-config", "print every decoding parameter this command line gives, then exit");
+    if (!info.csv_columns.empty()) {
+        options.add_options()("csv", "write the program's data as CSV to FILE (columns: " + info.csv_columns + ")",
                               cxxopts::value<std::string>()->default_value(""), "FILE");
     }
-    if (info.sampling) {  // chapters 02-04
-        options.add_options("sampling")
-            ("t,temperature", "z / T; 0 = greedy", cxxopts::value<float>()->default_value("1"))
-            ("k,top-k", "keep the k most likely (ties kept); 0 = off", cxxopts::value<int>()->default_value("0"))
-            ("top-p", "nucleus mass in [0, 1]; 1 = off", cxxopts::value<float>()->default_value("1"))
-            ("min-p", "keep p >= min_p * p_max; 0 = off", cxxopts::value<float>()->default_value("0"))
-            ("repetition-penalty", "CTRL penalty; 1 = off", cxxopts::value<float>()->default_value("1"))
-            ("seed", "seed of the coin stream", cxxopts::value<uint64_t>()->default_value("42"))
-            ("show-chain", "print the processor chain");
+    if (info.interactive) {
+        options.add_options()("i,interactive", "read prompts from standard input; keep settings between them");
+    }
+    for (const ExtraOption& e : info.extra) {
+        options.add_options()(e.flag, e.help, cxxopts::value<std::string>()->default_value(e.default_value));
+    }
+    // The knobs: one flag per row of the table, in the table's order; the value stays text here
+    // and is parsed by the row, so every program prints the same message for a bad value.
+    for (const Knob& k : knobs()) {
+        if (!takes(info, k.group)) continue;
+        std::string opts = k.flag;
+        if (k.flag == "max-new-tokens") opts = "n," + opts;
+        if (k.flag == "seed") opts = "s," + opts;
+        options.add_options(group_name(k.group))(opts, k.help + " (" + k.rule + "; default " + k.get(info.defaults) + ")",
+                                                 cxxopts::value<std::string>(), "VALUE");
+    }
+    if (takes(info, KnobGroup::Sampling)) {
+        options.add_options("sampling")("show-chain", "print the processor chain");
     }
     options.add_options()("h,help", "show this help");
+
+    cxxopts::ParseResult result;
     try {
-        const auto result = options.parse(argc, argv);
-        if (result.count("help")) {
-            std::cout << options.help() << std::endl;
+        result = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::exception& e) {
+        usage_error(info.program, e.what());
+    }
+    if (result.count("help")) {
+        std::cout << options.help() << "\nWith no sampling flag, decoding is "
+                  << (info.defaults.do_sample ? "sampling (this program's default)" : "greedy (HF's default)")
+                  << (takes(info, KnobGroup::Sampling)
+                          ? "; --do-sample, or any of --temperature --top-k --top-p --min-p, turns sampling on "
+                            "(--do-sample false keeps it off)."
+                          : ".")
+                  << std::endl;
+        std::exit(0);
+    }
+    if (!result.unmatched().empty()) {
+        usage_error(info.program,
+                    "unexpected argument '" + result.unmatched().front() + "' (quote a prompt with spaces: --prompt \"...\")");
+    }
+    CommandLine cl;
+    try {
+        cl.config = info.defaults;
+        for (const Knob& k : knobs()) {
+            if (takes(info, k.group) && result.count(k.flag)) set_knob(cl.config, k.flag, result[k.flag].as<std::string>());
+        }
+        if (takes(info, KnobGroup::Sampling) && result.count("do-sample")) {  // an explicit --do-sample wins
+            find_knob("do_sample").set(cl.config, result["do-sample"].as<std::string>());
+        }
+        validate(cl.config);
+        if (result.count("show-config")) {
+            for (const Knob& k : knobs())
+                if (takes(info, k.group)) std::cout << k.name << " = " << k.get(cl.config) << "\n";
             std::exit(0);
         }
-        if (!result.unmatched().empty()) {
-            throw cxxopts::exceptions::exception("unexpected argument '" + result.unmatched().front() +
-                                                 "' (quote a prompt with spaces: --prompt \"...\")");
-        }
-        ChapterOptions o;
-        o.prompt = result["prompt"].as<std::string>();
-        o.max_new_tokens = result["max-new-tokens"].as<int>();
-        o.model_dir = resolve_model_dir(result["model"].as<std::string>());
-        o.show_steps = result.count("show-steps") > 0;
-        if (!info.csv_columns.empty()) o.csv = result["csv"].as<std::string>();
-        if (info.sampling) {
-            o.params.temperature = result["temperature"].as<float>();
-            o.params.top_k = result["top-k"].as<int>();
-            o.params.top_p = result["top-p"].as<float>();
-            o.params.min_p = result["min-p"].as<float>();
-            o.params.repetition_penalty = result["repetition-penalty"].as<float>();
-            o.seed = result["seed"].as<uint64_t>();
-            o.show_chain = result.count("show-chain") > 0;
-            validate(o.params);  // a bad value exits 2 with the valid range
-        }
-        return o;
-    } catch (const cxxopts::exceptions::exception& e) {
-        std::cerr << info.program << ": " << e.what() << "\n  see: " << info.program << " --help" << std::endl;
-        std::exit(2);
+        if (!info.default_prompt.empty()) cl.prompt = result["prompt"].as<std::string>();
+        cl.model_dir = resolve_model_dir(result["model"].as<std::string>());
     } catch (const Error& e) {
-        std::cerr << info.program << ": error: " << e.what() << std::endl;
+        std::cerr << "error: " << e.what() << std::endl;
         std::exit(2);
     }
+    cl.show_steps = result.count("show-steps") > 0;
+    cl.show_chain = takes(info, KnobGroup::Sampling) && result.count("show-chain") > 0;
+    cl.interactive = info.interactive && result.count("interactive") > 0;
+    if (!info.csv_columns.empty()) cl.csv = result["csv"].as<std::string>();
+    for (const ExtraOption& e : info.extra) cl.extra[e.flag] = result[e.flag].as<std::string>();
+    return cl;
 }
 
-ChapterSession open_session(const ChapterOptions& options) {
-    ChapterSession s{Gpt2::load(options.model_dir), Tokenizer::load(options.model_dir), {}};
-    s.prompt = s.tokenizer.encode(options.prompt);
-    check_generation_request(s.model.config(), s.prompt, {options.max_new_tokens, s.model.config().eos_token_id});
+Session open_session(const CommandLine& cl) {
+    Session s{Gpt2::load(cl.model_dir), Tokenizer::load(cl.model_dir), {}, cl.config};
+    s.prompt = s.tokenizer.encode(cl.prompt);
+    check_generation_request(s.model.config(), s.prompt, {cl.config.max_new_tokens, -1});
     return s;
 }
 
-int run_chapter(const std::function<int()>& body) {
+int run_program(const std::function<int()>& body) {
     try {
         return body();
     } catch (const Error& e) {

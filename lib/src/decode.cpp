@@ -7,6 +7,7 @@
 #include <xtensor/xview.hpp>
 
 #include "decodebook/error.hpp"
+#include "decodebook/sampling.hpp"
 
 namespace decodebook {
 
@@ -16,14 +17,6 @@ xt::xtensor<float, 1> last_position_logits(const xt::xtensor<float, 2>& logits) 
     return xt::view(logits, T - 1, xt::all());
 }
 // [/ch00:last-position]
-
-float probability_of(const xt::xtensor<float, 1>& logits, int token) {
-    float max = -INFINITY;
-    for (float z : logits) max = std::max(max, z);
-    double sum = 0;
-    for (float z : logits) sum += std::exp(static_cast<double>(z - max));
-    return static_cast<float>(std::exp(static_cast<double>(logits(static_cast<size_t>(token)) - max)) / sum);
-}
 
 // [ch01:argmax]
 int argmax(const xt::xtensor<float, 1>& logits) {
@@ -83,7 +76,7 @@ std::vector<int> generate_naive(const Gpt2& model, const std::vector<int>& promp
         generated.push_back(token);
         if (on_step) {
             on_step({step, static_cast<int>(sequence.size()) - 1, token, next_logits(static_cast<size_t>(token)),
-                     probability_of(next_logits, token),
+                     softmax(next_logits)(static_cast<size_t>(token)),
                      std::chrono::duration<double, std::milli>(end - start).count()});
         }
         // 5. stop at end-of-text; like HF, the EOS token stays in the output

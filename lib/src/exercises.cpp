@@ -2,6 +2,9 @@
 #include "decodebook/exercises.hpp"
 
 #include <cstdio>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "decodebook/error.hpp"
 
@@ -24,19 +27,38 @@ ExerciseAttempt try_exercise(const std::function<void()>& call) {
     }
 }
 
-void print_exercise_status(const std::string& id, const std::string& file, const ExerciseAttempt& attempt, bool same,
-                           const std::string& yours, const std::string& library) {
+CourseExercise course_exercise(const std::string& function) {
+    const std::string path = DECODEBOOK_MANIFEST;
+    std::ifstream in(path);
+    if (!in) throw Error("cannot read the exercise manifest " + path, "run the chapter from the build of a decodebook checkout");
+    nlohmann::json manifest;
+    try {
+        manifest = nlohmann::json::parse(in);
+        for (const auto& e : manifest.at("exercises")) {
+            if (e.at("function").get<std::string>() == function) {
+                return {e.at("id").get<std::string>(), function, e.at("files").at(0).get<std::string>()};
+            }
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw Error("the exercise manifest " + path + " is malformed: " + e.what(), "restore exercises/manifest.json from git");
+    }
+    throw Error("the exercise manifest lists no exercise for " + function, "restore exercises/manifest.json from git");
+}
+
+void print_exercise_status(const CourseExercise& ex, const ExerciseAttempt& attempt, bool same, const std::string& yours,
+                           const std::string& library) {
+    const char* id = ex.id.c_str();
     if (!attempt.implemented) {
-        std::printf("  [ ] exercise %s: not started. Edit %s, then rebuild and run ./grade %s\n", id.c_str(),
-                    file.c_str(), id.substr(0, 2).c_str());
+        std::printf("  [ ] exercise %s: not started. Edit %s, then rebuild and run ./grade %s\n", id, ex.file.c_str(),
+                    ex.id.substr(0, 2).c_str());
     } else if (!attempt.error.empty()) {
-        std::printf("  [x] exercise %s: your code threw: %s\n", id.c_str(), attempt.error.c_str());
+        std::printf("  [x] exercise %s: your code threw: %s\n", id, attempt.error.c_str());
     } else if (same) {
-        std::printf("  [v] exercise %s: your result matches the library's on this input.\n", id.c_str());
+        std::printf("  [v] exercise %s: your result matches the library's on this input.\n", id);
     } else {
         std::printf("  [x] exercise %s: your result differs from the library's on this input:\n"
                     "        yours:   %s\n        library: %s\n",
-                    id.c_str(), yours.c_str(), library.c_str());
+                    id, yours.c_str(), library.c_str());
     }
 }
 

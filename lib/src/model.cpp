@@ -140,32 +140,58 @@ Gpt2 Gpt2::load(const std::string& model_dir) {
     return from_tensors(config, load_safetensors(model_dir + "/model.safetensors"));
 }
 
+std::vector<TensorSpec> gpt2_tensor_schema(const ModelConfig& c) {
+    const size_t V = static_cast<size_t>(c.vocab_size), P = static_cast<size_t>(c.n_positions),
+                 C = static_cast<size_t>(c.n_embd);
+    using I = TensorInit;
+    std::vector<TensorSpec> s{{"wte.weight", {V, C}, I::Random}, {"wpe.weight", {P, C}, I::Random}};
+    for (int i = 0; i < c.n_layer; ++i) {
+        const std::string h = "h." + std::to_string(i) + ".";
+        s.insert(s.end(), {{h + "ln_1.weight", {C}, I::Ones},
+                           {h + "ln_1.bias", {C}, I::Zeros},
+                           {h + "attn.c_attn.weight", {C, 3 * C}, I::Random},
+                           {h + "attn.c_attn.bias", {3 * C}, I::Zeros},
+                           {h + "attn.c_proj.weight", {C, C}, I::Random},
+                           {h + "attn.c_proj.bias", {C}, I::Zeros},
+                           {h + "ln_2.weight", {C}, I::Ones},
+                           {h + "ln_2.bias", {C}, I::Zeros},
+                           {h + "mlp.c_fc.weight", {C, 4 * C}, I::Random},
+                           {h + "mlp.c_fc.bias", {4 * C}, I::Zeros},
+                           {h + "mlp.c_proj.weight", {4 * C, C}, I::Random},
+                           {h + "mlp.c_proj.bias", {C}, I::Zeros}});
+    }
+    s.insert(s.end(), {{"ln_f.weight", {C}, I::Ones}, {"ln_f.bias", {C}, I::Zeros}});
+    return s;
+}
+
 Gpt2 Gpt2::from_tensors(const ModelConfig& c, const TensorMap& t) {
     Gpt2 m;
     m.config_ = c;
-    const size_t V = static_cast<size_t>(c.vocab_size), P = static_cast<size_t>(c.n_positions),
-                 C = static_cast<size_t>(c.n_embd);
-    m.wte_ = take<2>(t, "wte.weight", {V, C});
-    m.wpe_ = take<2>(t, "wpe.weight", {P, C});
+    // Walk gpt2_tensor_schema in its order; each take checks the name and the shape.
+    const std::vector<TensorSpec> schema = gpt2_tensor_schema(c);
+    size_t next = 0;
+    const auto matrix = [&] { const TensorSpec& s = schema[next++]; return take<2>(t, s.name, s.shape); };
+    const auto vector = [&] { const TensorSpec& s = schema[next++]; return take<1>(t, s.name, s.shape); };
+    m.wte_ = matrix();
+    m.wpe_ = matrix();
     for (int i = 0; i < c.n_layer; ++i) {
-        const std::string h = "h." + std::to_string(i) + ".";
         BlockWeights b;
-        b.ln_1_g = take<1>(t, h + "ln_1.weight", {C});
-        b.ln_1_b = take<1>(t, h + "ln_1.bias", {C});
-        b.c_attn_w = take<2>(t, h + "attn.c_attn.weight", {C, 3 * C});
-        b.c_attn_b = take<1>(t, h + "attn.c_attn.bias", {3 * C});
-        b.attn_proj_w = take<2>(t, h + "attn.c_proj.weight", {C, C});
-        b.attn_proj_b = take<1>(t, h + "attn.c_proj.bias", {C});
-        b.ln_2_g = take<1>(t, h + "ln_2.weight", {C});
-        b.ln_2_b = take<1>(t, h + "ln_2.bias", {C});
-        b.c_fc_w = take<2>(t, h + "mlp.c_fc.weight", {C, 4 * C});
-        b.c_fc_b = take<1>(t, h + "mlp.c_fc.bias", {4 * C});
-        b.mlp_proj_w = take<2>(t, h + "mlp.c_proj.weight", {4 * C, C});
-        b.mlp_proj_b = take<1>(t, h + "mlp.c_proj.bias", {C});
+        b.ln_1_g = vector();
+        b.ln_1_b = vector();
+        b.c_attn_w = matrix();
+        b.c_attn_b = vector();
+        b.attn_proj_w = matrix();
+        b.attn_proj_b = vector();
+        b.ln_2_g = vector();
+        b.ln_2_b = vector();
+        b.c_fc_w = matrix();
+        b.c_fc_b = vector();
+        b.mlp_proj_w = matrix();
+        b.mlp_proj_b = vector();
         m.blocks_.push_back(std::move(b));
     }
-    m.ln_f_g_ = take<1>(t, "ln_f.weight", {C});
-    m.ln_f_b_ = take<1>(t, "ln_f.bias", {C});
+    m.ln_f_g_ = vector();
+    m.ln_f_b_ = vector();
     return m;
 }
 

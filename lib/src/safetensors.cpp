@@ -90,7 +90,7 @@ TensorMap load_safetensors(const std::string& path) {
     const std::vector<char> file = read_file(path);
     const auto bad = [&](const std::string& problem) {
         return Error("'" + path + "' is not a valid safetensors file: " + problem,
-                     "re-export the weights (tools/train_model.py writes this format) "
+                     "re-export the weights (models/training/train_model.py writes this format) "
                      "or point --model at a folder with a good model.safetensors");
     };
     if (file.size() < 8) throw bad("it is shorter than the 8-byte header length");

@@ -83,6 +83,12 @@ int sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin) {
 }
 // [/ch02:sample]
 
+std::vector<int> top_ids(const xt::xtensor<float, 1>& probs, size_t n) {
+    std::vector<int> order = candidate_order(probs);
+    if (order.size() > n) order.resize(n);
+    return order;
+}
+
 double cdf_margin(const xt::xtensor<float, 1>& probs, double coin) {
     const std::vector<int> order = candidate_order(probs);
     double total = 0;

@@ -1,9 +1,9 @@
 // Solution 01.1 - Argmax with the tie rule.                 Chapter 01: greedy decoding
 #include "decodebook/exercises.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-int argmax(const xt::xtensor<float, 1>& logits) {
+int your_argmax(const xt::xtensor<float, 1>& logits) {
     size_t best = 0;
     for (size_t i = 1; i < logits.size(); ++i) {
         if (logits(i) > logits(best)) best = i;  // strict '>' keeps the first of equal values
@@ -11,4 +11,4 @@ int argmax(const xt::xtensor<float, 1>& logits) {
     return static_cast<int>(best);
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -3,9 +3,9 @@
 
 #include "decodebook/sampling.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-int sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin) {
+int your_sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin) {
     const std::vector<int> order = candidate_order(probs);
     double total = 0;
     for (int id : order) total += probs(static_cast<size_t>(id));
@@ -17,4 +17,4 @@ int sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin) {
     return order.back();
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -1,10 +1,10 @@
 // Solution 02.2 - Temperature.                              Chapter 02: temperature and sampling
 #include "decodebook/exercises.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-void apply_temperature(xt::xtensor<float, 1>& logits, float temperature) {
+void your_apply_temperature(xt::xtensor<float, 1>& logits, float temperature) {
     for (float& z : logits) z /= temperature;
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

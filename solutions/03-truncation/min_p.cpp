@@ -3,9 +3,9 @@
 
 #include "decodebook/sampling.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-std::vector<bool> min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, int min_keep) {
+std::vector<bool> your_min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, int min_keep) {
     std::vector<bool> keep(probs.size(), false);
     const std::vector<int> order = candidate_order(probs);
     if (order.empty()) return keep;
@@ -17,4 +17,4 @@ std::vector<bool> min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, i
     return keep;
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <functional>
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-void apply_top_k(xt::xtensor<float, 1>& logits, int k, int min_keep) {
+void your_apply_top_k(xt::xtensor<float, 1>& logits, int k, int min_keep) {
     if (k <= 0) return;
     const size_t keep = std::min(static_cast<size_t>(std::max(k, min_keep)), logits.size());
     std::vector<float> sorted(logits.begin(), logits.end());
@@ -17,4 +17,4 @@ void apply_top_k(xt::xtensor<float, 1>& logits, int k, int min_keep) {
         if (z < kth) z = -INFINITY;
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

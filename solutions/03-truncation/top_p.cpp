@@ -3,9 +3,9 @@
 
 #include "decodebook/sampling.hpp"
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-std::vector<bool> top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep) {
+std::vector<bool> your_top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep) {
     std::vector<bool> keep(probs.size(), false);
     const std::vector<int> order = candidate_order(probs);
     double before = 0;
@@ -18,4 +18,4 @@ std::vector<bool> top_p_keep(const xt::xtensor<float, 1>& probs, double p, int m
     return keep;
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-void apply_no_repeat_ngram(xt::xtensor<float, 1>& logits, const std::vector<int>& sequence, int n) {
+void your_apply_no_repeat_ngram(xt::xtensor<float, 1>& logits, const std::vector<int>& sequence, int n) {
     if (n <= 0 || sequence.size() + 1 < static_cast<size_t>(n)) return;
     const size_t prefix = static_cast<size_t>(n) - 1;
     const auto tail = sequence.end() - static_cast<long>(prefix);
@@ -16,4 +16,4 @@ void apply_no_repeat_ngram(xt::xtensor<float, 1>& logits, const std::vector<int>
     }
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

@@ -3,13 +3,13 @@
 
 #include <map>
 
-namespace decodebook::exercises {
+namespace decodebook {
 
-void apply_presence_frequency(xt::xtensor<float, 1>& logits, const std::vector<int>& output, float presence,
+void your_apply_presence_frequency(xt::xtensor<float, 1>& logits, const std::vector<int>& output, float presence,
                               float frequency) {
     std::map<int, int> count;
     for (int id : output) ++count[id];
     for (const auto& [id, c] : count) logits(static_cast<size_t>(id)) -= frequency * static_cast<float>(c) + presence;
 }
 
-}  // namespace decodebook::exercises
+}  // namespace decodebook

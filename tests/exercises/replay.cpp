@@ -1,5 +1,6 @@
 #include "replay.hpp"
 
+#include "decodebook/generate.hpp"
 #include "decodebook/rng.hpp"
 #include "golden.hpp"
 
@@ -7,7 +8,7 @@ namespace replay {
 
 const decodebook::Gpt2& model() { return golden::model(); }
 
-decodebook::SamplingParams params(const nlohmann::json& p) { return golden::sampling_params(p); }
+decodebook::GenerationConfig config(const nlohmann::json& c) { return golden::config(c); }
 
 std::vector<nlohmann::json> cases_with_chain(const std::string& file, const std::vector<std::string>& chains) {
     std::vector<nlohmann::json> out;
@@ -20,16 +21,11 @@ std::vector<nlohmann::json> cases_with_chain(const std::string& file, const std:
 }
 
 std::vector<int> generate(const nlohmann::json& c, const Step& step) {
-    const std::vector<int> prompt = c["prompt_ids"].get<std::vector<int>>();
-    const int eos = model().config().eos_token_id;
     decodebook::Rng rng(c["seed"].get<uint64_t>());
-    std::vector<int> generated;
-    const decodebook::Picker pick = [&](const xt::xtensor<float, 1>& logits) {
-        const int token = step(logits, prompt, generated, rng.coin());
-        generated.push_back(token);
-        return token;
+    const decodebook::Sampler sample = [&](const xt::xtensor<float, 1>& logits, const decodebook::DecodeContext& context) {
+        return step(logits, context.prompt, context.generated, rng.coin());
     };
-    return decodebook::generate_naive(model(), prompt, {c["max_new_tokens"].get<int>(), eos}, pick);
+    return decodebook::generate(model(), golden::tokenizer(), c["prompt_ids"].get<std::vector<int>>(), config(c), sample).ids;
 }
 
 }  // namespace replay

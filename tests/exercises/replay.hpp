@@ -15,8 +15,8 @@ namespace replay {
 /// The embedded model, loaded once.
 const decodebook::Gpt2& model();
 
-/// SamplingParams from a golden case's "params" object.
-decodebook::SamplingParams params(const nlohmann::json& p);
+/// The GenerationConfig of a golden case (params, order, seed, max_new_tokens).
+decodebook::GenerationConfig config(const nlohmann::json& golden_case);
 
 /// The cases of tests/data/<file> whose "chain" string equals one of `chains`.
 std::vector<nlohmann::json> cases_with_chain(const std::string& file, const std::vector<std::string>& chains);
@@ -25,7 +25,7 @@ std::vector<nlohmann::json> cases_with_chain(const std::string& file, const std:
 using Step = std::function<int(const xt::xtensor<float, 1>& logits, const std::vector<int>& prompt,
                                const std::vector<int>& generated, double coin)>;
 
-/// Generate like the reference: the naive loop, one coin of Rng(seed) per step, EOS kept.
+/// Generate like the reference: the library's general loop, one coin of Rng(seed) per step, EOS kept.
 std::vector<int> generate(const nlohmann::json& c, const Step& step);
 
 }  // namespace replay

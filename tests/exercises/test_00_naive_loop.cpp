@@ -23,7 +23,7 @@ std::string show(const xt::xtensor<float, 1>& v) {
 TEST_CASE("ex00.1 last_position_logits returns the last row", "[ex00.1]") {
     const xt::xtensor<float, 2> z{{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}};
     const xt::xtensor<float, 1> expected{9, 10, 11, 12};
-    const xt::xtensor<float, 1> found = exercises::last_position_logits(z);
+    const xt::xtensor<float, 1> found = your_last_position_logits(z);
     INFO("input: 3 x 4 logits [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]");
     INFO("expected: " << show(expected));
     INFO("found:    " << show(found));
@@ -31,7 +31,7 @@ TEST_CASE("ex00.1 last_position_logits returns the last row", "[ex00.1]") {
 }
 
 TEST_CASE("ex00.1 last_position_logits works for a single position", "[ex00.1]") {
-    const xt::xtensor<float, 1> found = exercises::last_position_logits(xt::xtensor<float, 2>{{-1.5f, 0.25f}});
+    const xt::xtensor<float, 1> found = your_last_position_logits(xt::xtensor<float, 2>{{-1.5f, 0.25f}});
     INFO("expected: [-1.5, 0.25] (size 2)");
     INFO("found:    " << show(found));
     CHECK((found == xt::xtensor<float, 1>{-1.5f, 0.25f}));
@@ -39,7 +39,7 @@ TEST_CASE("ex00.1 last_position_logits works for a single position", "[ex00.1]")
 
 TEST_CASE("ex00.1 last_position_logits matches the model's next-token row", "[ex00.1]") {
     const xt::xtensor<float, 2> logits = model().forward({464, 1266, 835});
-    const xt::xtensor<float, 1> found = exercises::last_position_logits(logits);
+    const xt::xtensor<float, 1> found = your_last_position_logits(logits);
     REQUIRE(found.size() == logits.shape(1));
     bool same = true;
     for (size_t v = 0; v < found.size(); ++v) same = same && found(v) == logits(2, v);
@@ -48,7 +48,7 @@ TEST_CASE("ex00.1 last_position_logits matches the model's next-token row", "[ex
 }
 
 TEST_CASE("ex00.2 generate_naive makes exactly max_new_tokens tokens", "[ex00.2]") {
-    const std::vector<int> found = exercises::generate_naive(model(), {10, 20}, {7, -1}, scripted({5, 6}));
+    const std::vector<int> found = your_generate_naive(model(), {10, 20}, {7, -1}, scripted({5, 6}));
     const std::vector<int> expected{5, 6, 5, 6, 5, 6, 5};
     INFO("picker returns 5, 6, 5, 6, ...; max_new_tokens = 7; no EOS");
     INFO("expected: " << golden::join(expected));
@@ -60,7 +60,7 @@ TEST_CASE("ex00.2 generate_naive stops at EOS and keeps it", "[ex00.2]") {
     const int eos = model().config().eos_token_id;
     std::vector<int> steps, lengths;
     const std::vector<int> found =
-        exercises::generate_naive(model(), {10}, {50, eos}, scripted({3, 4, eos, 9}), [&](const StepRecord& s) {
+        your_generate_naive(model(), {10}, {50, eos}, scripted({3, 4, eos, 9}), [&](const StepRecord& s) {
             steps.push_back(s.token);
             lengths.push_back(s.context_length);
         });
@@ -81,7 +81,7 @@ TEST_CASE("ex00.2 generate_naive feeds the growing sequence to the model", "[ex0
     const auto& c = g["cases"][0];
     const std::vector<int> prompt = c["prompt_ids"].get<std::vector<int>>();
     const std::vector<int> expected = c["ids"].get<std::vector<int>>();
-    const std::vector<int> found = exercises::generate_naive(
+    const std::vector<int> found = your_generate_naive(
         model(), prompt, {c["max_new_tokens"].get<int>(), model().config().eos_token_id}, decodebook::argmax);
     INFO("prompt " << c["prompt"].dump() << " with the library's argmax as the picker");
     INFO("expected: " << golden::join(expected));
@@ -92,9 +92,9 @@ TEST_CASE("ex00.2 generate_naive feeds the growing sequence to the model", "[ex0
 TEST_CASE("ex00.2 generate_naive refuses bad requests", "[ex00.2]") {
     const ModelConfig& c = model().config();
     INFO("expected a decodebook::Error from check_generation_request for each bad request");
-    CHECK_THROWS_WITH(exercises::generate_naive(model(), {}, {4, -1}, scripted({1})), Catch::Contains("prompt is empty"));
-    CHECK_THROWS_WITH(exercises::generate_naive(model(), std::vector<int>(static_cast<size_t>(c.n_positions), 1),
+    CHECK_THROWS_WITH(your_generate_naive(model(), {}, {4, -1}, scripted({1})), Catch::Contains("prompt is empty"));
+    CHECK_THROWS_WITH(your_generate_naive(model(), std::vector<int>(static_cast<size_t>(c.n_positions), 1),
                                                 {1, -1}, scripted({1})),
                       Catch::Contains("exceeds the model's context"));
-    CHECK_THROWS_WITH(exercises::generate_naive(model(), {1}, {0, -1}, scripted({1})), Catch::Contains("at least 1"));
+    CHECK_THROWS_WITH(your_generate_naive(model(), {1}, {0, -1}, scripted({1})), Catch::Contains("at least 1"));
 }

@@ -15,7 +15,7 @@ using golden::model;
 namespace {
 
 void check_argmax(const xt::xtensor<float, 1>& logits, int expected, const std::string& what) {
-    const int found = exercises::argmax(logits);
+    const int found = your_argmax(logits);
     INFO(what);
     INFO("expected: " << expected);
     INFO("found:    " << found);
@@ -52,7 +52,7 @@ TEST_CASE("ex01.2 greedy_generate matches the independent reference", "[ex01.2]"
     const nlohmann::json g = golden::load("greedy.json");
     for (const auto& c : g["cases"]) {
         const std::vector<int> expected = c["ids"].get<std::vector<int>>();
-        const std::vector<int> found = exercises::greedy_generate(
+        const std::vector<int> found = your_greedy_generate(
             model(), c["prompt_ids"].get<std::vector<int>>(), {c["max_new_tokens"].get<int>(), model().config().eos_token_id});
         INFO("prompt " << c["prompt"].dump());
         INFO("expected: " << golden::join(expected) << "\n  (text " << nlohmann::json(c["text"]).dump() << ")");
@@ -67,7 +67,7 @@ TEST_CASE("ex01.2 greedy_generate stops at EOS and keeps it", "[ex01.2]") {
     int checked = 0;
     for (const auto& c : g["cases"]) {
         if (!c["stopped_by_eos"].get<bool>()) continue;
-        const std::vector<int> found = exercises::greedy_generate(
+        const std::vector<int> found = your_greedy_generate(
             model(), c["prompt_ids"].get<std::vector<int>>(), {c["max_new_tokens"].get<int>(), eos});
         INFO("prompt " << c["prompt"].dump() << ": the reference ends with <|endoftext|> (" << eos << ") after "
                        << c["ids"].size() << " tokens");
@@ -82,8 +82,8 @@ TEST_CASE("ex01.2 greedy_generate stops at EOS and keeps it", "[ex01.2]") {
 
 TEST_CASE("ex01.2 greedy_generate is deterministic", "[ex01.2]") {
     const StopRule stop{20, model().config().eos_token_id};
-    const std::vector<int> a = exercises::greedy_generate(model(), {100, 200, 300}, stop);
-    const std::vector<int> b = exercises::greedy_generate(model(), {100, 200, 300}, stop);
+    const std::vector<int> a = your_greedy_generate(model(), {100, 200, 300}, stop);
+    const std::vector<int> b = your_greedy_generate(model(), {100, 200, 300}, stop);
     INFO("first run:  " << golden::join(a));
     INFO("second run: " << golden::join(b));
     CHECK(a == b);

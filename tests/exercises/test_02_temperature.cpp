@@ -22,7 +22,7 @@ std::string show(const Vec& v) {
 }
 
 void check_softmax(const Vec& logits, const Vec& expected, const std::string& what) {
-    const Vec found = exercises::softmax(logits);
+    const Vec found = your_softmax(logits);
     INFO(what);
     INFO("expected: " << show(expected));
     INFO("found:    " << show(found));
@@ -56,14 +56,14 @@ TEST_CASE("ex02.1 softmax matches the library on the model", "[ex02.1]") {
 
 TEST_CASE("ex02.2 apply_temperature divides the logits", "[ex02.2]") {
     Vec z{2.0f, -4.0f, 0.0f, -INFINITY};
-    exercises::apply_temperature(z, 2.0f);
+    your_apply_temperature(z, 2.0f);
     INFO("logits [2, -4, 0, -inf] at T = 2\nexpected: [1, -2, 0, -inf]\nfound:    " << show(z));
     CHECK(z(0) == 1.0f);
     CHECK(z(1) == -2.0f);
     CHECK(z(2) == 0.0f);
     CHECK(z(3) == -INFINITY);
     Vec w{1.0f, 3.0f};
-    exercises::apply_temperature(w, 0.5f);
+    your_apply_temperature(w, 0.5f);
     INFO("logits [1, 3] at T = 0.5\nexpected: [2, 6]\nfound:    " << show(w));
     CHECK((w(0) == 2.0f && w(1) == 6.0f));
 }
@@ -72,11 +72,11 @@ TEST_CASE("ex02.3 sample_inverse_cdf walks candidates by probability then id", "
     const Vec p{0.25f, 0.5f, 0.25f, 0.0f};  // order 1, 0, 2; running sums 0.5, 0.75, 1.0
     const std::pair<double, int> cases[] = {{0.0, 1}, {0.3, 1}, {0.5, 0}, {0.74, 0}, {0.75, 2}, {0.99, 2}};
     for (const auto& [coin, expected] : cases) {
-        const int found = exercises::sample_inverse_cdf(p, coin);
+        const int found = your_sample_inverse_cdf(p, coin);
         INFO("probs [0.25, 0.5, 0.25, 0], coin " << coin << "\nexpected: " << expected << "\nfound:    " << found);
         CHECK(found == expected);
     }
-    const int unnormalised = exercises::sample_inverse_cdf(Vec{0.5f, 1.5f}, 0.3);
+    const int unnormalised = your_sample_inverse_cdf(Vec{0.5f, 1.5f}, 0.3);
     INFO("probs [0.5, 1.5] (total 2), coin 0.3 -> 0.6 falls in id 1's share\nfound: " << unnormalised);
     CHECK(unnormalised == 1);
 }
@@ -86,10 +86,10 @@ TEST_CASE("ex02.3 sample_inverse_cdf reproduces the reference's seeded draws", "
                                                                   "temperature(1.5) -> sample"});
     REQUIRE(cases.size() >= 3);
     for (const auto& c : cases) {
-        const LogitsChain chain(replay::params(c["params"]));
+        const LogitsChain chain(replay::config(c));
         const std::vector<int> found = replay::generate(c, [&](const Vec& z, const std::vector<int>& prompt,
                                                                const std::vector<int>& generated, double coin) {
-            return exercises::sample_inverse_cdf(decodebook::softmax(chain.apply(z, {prompt, generated})), coin);
+            return your_sample_inverse_cdf(decodebook::softmax(chain.apply(z, {prompt, generated})), coin);
         });
         const std::vector<int> expected = c["ids"].get<std::vector<int>>();
         INFO("case " << c["name"] << " (" << c["chain"] << ", seed " << c["seed"] << ")");

@@ -27,7 +27,7 @@ std::vector<nlohmann::json> single_filter_cases(const std::string& active) {
     std::vector<nlohmann::json> out;
     const nlohmann::json file = golden::load("processors.json");  // must outlive the loop
     for (const auto& c : file["cases"]) {
-        const SamplingParams p = replay::params(c["params"]);
+        const GenerationConfig p = replay::config(c);
         const bool penalties = p.repetition_penalty != 1.0f || p.presence_penalty != 0.0f ||
                                p.frequency_penalty != 0.0f || p.no_repeat_ngram_size > 0;
         const bool k = p.top_k > 0, tp = p.top_p < 1.0f, mp = p.min_p > 0.0f;
@@ -53,19 +53,19 @@ Vec case_logits(const nlohmann::json& c) {
 
 TEST_CASE("ex03.1 apply_top_k keeps the k largest and their ties", "[ex03.1]") {
     Vec a{1.0f, 3.0f, 3.0f, 2.0f};
-    exercises::apply_top_k(a, 2, 1);
+    your_apply_top_k(a, 2, 1);
     check_ids(golden::finite_ids(a), {1, 2}, "[1, 3, 3, 2], k = 2");
     Vec b{5.0f, 4.0f, 4.0f, 4.0f, 1.0f};
-    exercises::apply_top_k(b, 2, 1);
+    your_apply_top_k(b, 2, 1);
     check_ids(golden::finite_ids(b), {0, 1, 2, 3}, "[5, 4, 4, 4, 1], k = 2: the three 4s tie with the 2nd value");
     Vec c{1.0f, 2.0f, 3.0f, 4.0f};
-    exercises::apply_top_k(c, 1, 3);
+    your_apply_top_k(c, 1, 3);
     check_ids(golden::finite_ids(c), {1, 2, 3}, "[1, 2, 3, 4], k = 1, min_keep = 3");
     Vec d{1.0f, 2.0f};
-    exercises::apply_top_k(d, 0, 1);
+    your_apply_top_k(d, 0, 1);
     check_ids(golden::finite_ids(d), {0, 1}, "k = 0 disables top-k");
     Vec e{2.0f, 1.0f};
-    exercises::apply_top_k(e, 10, 1);
+    your_apply_top_k(e, 10, 1);
     check_ids(golden::finite_ids(e), {0, 1}, "k larger than the vocabulary keeps everything");
 }
 
@@ -74,30 +74,30 @@ TEST_CASE("ex03.1 apply_top_k matches the reference on the model", "[ex03.1]") {
     REQUIRE_FALSE(cases.empty());
     for (const auto& c : cases) {
         Vec z = case_logits(c);
-        exercises::apply_top_k(z, c["params"]["top_k"].get<int>(), c["params"]["min_tokens_to_keep"].get<int>());
+        your_apply_top_k(z, c["params"]["top_k"].get<int>(), c["params"]["min_tokens_to_keep"].get<int>());
         check_ids(golden::finite_ids(z), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
     }
 }
 
 TEST_CASE("ex03.2 top_p_keep keeps the crossing token", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
-    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.81, 1)), {0, 1, 2}, "probs [0.5, 0.3, 0.1, 0.1], p = 0.81");
-    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.79, 1)), {0, 1}, "p = 0.79: id 1 crosses it");
-    check_ids(golden::kept_ids(exercises::top_p_keep(Vec{0.1f, 0.3f, 0.5f, 0.1f}, 0.8, 1)), {1, 2},
+    check_ids(golden::kept_ids(your_top_p_keep(p, 0.81, 1)), {0, 1, 2}, "probs [0.5, 0.3, 0.1, 0.1], p = 0.81");
+    check_ids(golden::kept_ids(your_top_p_keep(p, 0.79, 1)), {0, 1}, "p = 0.79: id 1 crosses it");
+    check_ids(golden::kept_ids(your_top_p_keep(Vec{0.1f, 0.3f, 0.5f, 0.1f}, 0.8, 1)), {1, 2},
               "probs [0.1, 0.3, 0.5, 0.1], p = 0.8: walk by probability, not by id");
 }
 
 TEST_CASE("ex03.2 top_p_keep drops the next token at an exact sum", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
-    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.8, 1)), {0, 1}, "p = 0.8 and 0.5 + 0.3 = 0.8 exactly (HF keeps 2)");
-    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.5, 1)), {0}, "p = 0.5 and 0.5 = 0.5 exactly");
+    check_ids(golden::kept_ids(your_top_p_keep(p, 0.8, 1)), {0, 1}, "p = 0.8 and 0.5 + 0.3 = 0.8 exactly (HF keeps 2)");
+    check_ids(golden::kept_ids(your_top_p_keep(p, 0.5, 1)), {0}, "p = 0.5 and 0.5 = 0.5 exactly");
 }
 
 TEST_CASE("ex03.2 top_p_keep edge values", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f, 0.0f};
-    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.0, 1)), {0}, "p = 0 keeps exactly one token");
-    check_ids(golden::kept_ids(exercises::top_p_keep(p, 1.0, 1)), {0, 1, 2, 3}, "p = 1 keeps every token with p > 0");
-    check_ids(golden::kept_ids(exercises::top_p_keep(p, 0.5, 3)), {0, 1, 2}, "p = 0.5 with min_keep = 3");
+    check_ids(golden::kept_ids(your_top_p_keep(p, 0.0, 1)), {0}, "p = 0 keeps exactly one token");
+    check_ids(golden::kept_ids(your_top_p_keep(p, 1.0, 1)), {0, 1, 2, 3}, "p = 1 keeps every token with p > 0");
+    check_ids(golden::kept_ids(your_top_p_keep(p, 0.5, 3)), {0, 1, 2}, "p = 0.5 with min_keep = 3");
 }
 
 TEST_CASE("ex03.2 top_p_keep matches the reference on the model", "[ex03.2]") {
@@ -105,17 +105,17 @@ TEST_CASE("ex03.2 top_p_keep matches the reference on the model", "[ex03.2]") {
     REQUIRE_FALSE(cases.empty());
     for (const auto& c : cases) {
         const Vec probs = decodebook::softmax(case_logits(c));
-        const auto keep = exercises::top_p_keep(probs, c["params"]["top_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
+        const auto keep = your_top_p_keep(probs, c["params"]["top_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
         check_ids(golden::kept_ids(keep), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
     }
 }
 
 TEST_CASE("ex03.3 min_p_keep scales with the top probability", "[ex03.3]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f, 0.0f};
-    check_ids(golden::kept_ids(exercises::min_p_keep(p, 0.25, 1)), {0, 1}, "probs [0.5, 0.3, 0.1, 0.1, 0], min_p 0.25: threshold 0.125");
-    check_ids(golden::kept_ids(exercises::min_p_keep(p, 0.7, 1)), {0}, "min_p 0.7: threshold 0.35");
-    check_ids(golden::kept_ids(exercises::min_p_keep(p, 0.2, 1)), {0, 1, 2, 3}, "min_p 0.2: threshold 0.1, ties at it kept");
-    check_ids(golden::kept_ids(exercises::min_p_keep(p, 1.0, 2)), {0, 1}, "min_p 1 with min_keep = 2");
+    check_ids(golden::kept_ids(your_min_p_keep(p, 0.25, 1)), {0, 1}, "probs [0.5, 0.3, 0.1, 0.1, 0], min_p 0.25: threshold 0.125");
+    check_ids(golden::kept_ids(your_min_p_keep(p, 0.7, 1)), {0}, "min_p 0.7: threshold 0.35");
+    check_ids(golden::kept_ids(your_min_p_keep(p, 0.2, 1)), {0, 1, 2, 3}, "min_p 0.2: threshold 0.1, ties at it kept");
+    check_ids(golden::kept_ids(your_min_p_keep(p, 1.0, 2)), {0, 1}, "min_p 1 with min_keep = 2");
 }
 
 TEST_CASE("ex03.3 min_p_keep matches the reference on the model", "[ex03.3]") {
@@ -123,7 +123,7 @@ TEST_CASE("ex03.3 min_p_keep matches the reference on the model", "[ex03.3]") {
     REQUIRE_FALSE(cases.empty());
     for (const auto& c : cases) {
         const Vec probs = decodebook::softmax(case_logits(c));
-        const auto keep = exercises::min_p_keep(probs, c["params"]["min_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
+        const auto keep = your_min_p_keep(probs, c["params"]["min_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
         check_ids(golden::kept_ids(keep), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
     }
 }

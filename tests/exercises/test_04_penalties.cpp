@@ -60,7 +60,7 @@ std::vector<int> concat(const std::vector<int>& a, const std::vector<int>& b) {
 
 TEST_CASE("ex04.1 repetition penalty divides positive and multiplies negative logits", "[ex04.1]") {
     Vec z{-2.0f, 2.0f, 0.0f, 5.0f};
-    exercises::apply_repetition_penalty(z, {0, 1, 2, 1, 1}, 1.5f);
+    your_apply_repetition_penalty(z, {0, 1, 2, 1, 1}, 1.5f);
     check_logits(z, {-3.0f, 2.0f / 1.5f, 0.0f, 5.0f},
                  "logits [-2, 2, 0, 5], seen {0, 1, 2, 1, 1}, theta 1.5 (each id once; -2 * 1.5, not -2 / 1.5)");
 }
@@ -68,23 +68,23 @@ TEST_CASE("ex04.1 repetition penalty divides positive and multiplies negative lo
 TEST_CASE("ex04.1 repetition penalty reproduces the reference's greedy run", "[ex04.1]") {
     check_greedy_cases("repetition_penalty(1.3) -> argmax", [](Vec& z, const std::vector<int>& prompt,
                                                                const std::vector<int>& generated) {
-        exercises::apply_repetition_penalty(z, concat(prompt, generated), 1.3f);
+        your_apply_repetition_penalty(z, concat(prompt, generated), 1.3f);
     });
 }
 
 TEST_CASE("ex04.2 presence and frequency penalties subtract per count", "[ex04.2]") {
     Vec z{1.0f, 1.0f, 1.0f};
-    exercises::apply_presence_frequency(z, {0, 0, 0, 2}, 0.5f, 0.25f);
+    your_apply_presence_frequency(z, {0, 0, 0, 2}, 0.5f, 0.25f);
     check_logits(z, {-0.25f, 1.0f, 0.25f}, "logits [1, 1, 1], output {0, 0, 0, 2}, presence 0.5, frequency 0.25");
     Vec w{0.0f, 0.0f};
-    exercises::apply_presence_frequency(w, {}, 0.5f, 0.25f);
+    your_apply_presence_frequency(w, {}, 0.5f, 0.25f);
     check_logits(w, {0.0f, 0.0f}, "an empty output changes nothing");
 }
 
 TEST_CASE("ex04.2 presence and frequency reproduce the reference's greedy run", "[ex04.2]") {
     check_greedy_cases("presence_frequency(0.8, 0.5) -> argmax", [](Vec& z, const std::vector<int>&,
                                                                     const std::vector<int>& generated) {
-        exercises::apply_presence_frequency(z, generated, 0.8f, 0.5f);
+        your_apply_presence_frequency(z, generated, 0.8f, 0.5f);
     });
 }
 
@@ -92,22 +92,22 @@ TEST_CASE("ex04.3 no-repeat-ngram bans completions of earlier n-grams", "[ex04.3
     const std::vector<int> seq{1, 2, 3, 1, 2};
     const float X = -INFINITY;
     Vec a = xt::zeros<float>({5});
-    exercises::apply_no_repeat_ngram(a, seq, 3);
+    your_apply_no_repeat_ngram(a, seq, 3);
     check_logits(a, {0, 0, 0, X, 0}, "sequence [1, 2, 3, 1, 2], n = 3: (1, 2) was followed by 3");
     Vec b = xt::zeros<float>({5});
-    exercises::apply_no_repeat_ngram(b, seq, 1);
+    your_apply_no_repeat_ngram(b, seq, 1);
     check_logits(b, {0, X, X, X, 0}, "n = 1 bans every token seen");
     Vec c = xt::zeros<float>({5});
-    exercises::apply_no_repeat_ngram(c, {1, 2}, 4);
+    your_apply_no_repeat_ngram(c, {1, 2}, 4);
     check_logits(c, {0, 0, 0, 0, 0}, "sequence shorter than n - 1: nothing banned");
     Vec d = xt::zeros<float>({5});
-    exercises::apply_no_repeat_ngram(d, seq, 0);
+    your_apply_no_repeat_ngram(d, seq, 0);
     check_logits(d, {0, 0, 0, 0, 0}, "n = 0 disables");
 }
 
 TEST_CASE("ex04.3 no-repeat-ngram reproduces the reference's greedy run", "[ex04.3]") {
     check_greedy_cases("no_repeat_ngram(3) -> argmax", [](Vec& z, const std::vector<int>& prompt,
                                                           const std::vector<int>& generated) {
-        exercises::apply_no_repeat_ngram(z, concat(prompt, generated), 3);
+        your_apply_no_repeat_ngram(z, concat(prompt, generated), 3);
     });
 }

@@ -2,6 +2,7 @@
 /// @file decode.hpp
 /// @brief The decode loop (chapter 00) and greedy decoding (chapter 01).
 #include <functional>
+#include <string>
 #include <vector>
 
 #include <xtensor/xtensor.hpp>
@@ -16,9 +17,6 @@ namespace decodebook {
 /// @return (V) a copy of row T - 1
 xt::xtensor<float, 1> last_position_logits(const xt::xtensor<float, 2>& logits);
 
-/// Softmax probability of one token, computed stably with log-sum-exp. Introduced in chapter 00.
-float probability_of(const xt::xtensor<float, 1>& logits, int token);
-
 /// The id of the largest logit; ties go to the lowest id (as torch.argmax, llama.cpp and
 /// llama2.c do). Introduced in chapter 01.
 int argmax(const xt::xtensor<float, 1>& logits);
@@ -32,8 +30,11 @@ struct StepRecord {
     int context_length = 0;   ///< tokens fed to the forward pass at this step
     int token = 0;            ///< the chosen id
     float logit = 0;          ///< its logit
-    float probability = 0;    ///< its softmax probability
+    float probability = 0;    ///< its softmax probability (of the raw logits)
     double milliseconds = 0;  ///< wall time of forward + pick
+    /// The text this step released for printing, UTF-8 safe (the general loop of chapter 02 fills
+    /// it from its Utf8Stream; chapter 00's naive loop leaves it empty). Introduced in chapter 02.
+    std::string text{};
 };
 
 /// Called after every step (e.g. to stream the token to the terminal).

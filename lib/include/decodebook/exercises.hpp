@@ -2,11 +2,10 @@
 /// @file exercises.hpp
 /// @brief The exercises' final signatures. You implement them in `exercises/NN-name/*.cpp`;
 /// worked answers with the same signatures are in `solutions/`. The library's own versions
-/// (namespace decodebook) keep every chapter running while yours are unfinished.
+/// keep every chapter running while yours are unfinished.
 ///
 /// The list, order, hints and points live in `exercises/manifest.json`; `./grade` grades them.
 #include <functional>
-#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,7 +13,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "decodebook/decode.hpp"
-#include "decodebook/model.hpp"
+#include "decodebook/sampling.hpp"  // stubs may use the library's helpers (softmax, candidate_order)
 
 namespace decodebook {
 
@@ -27,51 +26,51 @@ public:
     NotImplemented(const std::string& exercise, const std::string& file);
 };
 
-/// Your implementations. Each one's doc names its exercise; the stubs say what to do.
-namespace exercises {
+// ---------------------------------------------------------------- your implementations
+// Each is named your_NAME, beside the library's NAME, so `using namespace decodebook;` never makes
+// a call ambiguous. Each one's doc names its exercise; the stubs say what to do.
 
 /// Exercise 00.1: the last row of the logits (T, V) as a vector (V). See decodebook::last_position_logits.
-xt::xtensor<float, 1> last_position_logits(const xt::xtensor<float, 2>& logits);
+xt::xtensor<float, 1> your_last_position_logits(const xt::xtensor<float, 2>& logits);
 
 /// Exercise 00.2: the naive decode loop. See decodebook::generate_naive.
-std::vector<int> generate_naive(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop,
+std::vector<int> your_generate_naive(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop,
                                 const Picker& pick, const StepCallback& on_step = {});
 
 /// Exercise 01.1: argmax with ties going to the lowest id. See decodebook::argmax.
-int argmax(const xt::xtensor<float, 1>& logits);
+int your_argmax(const xt::xtensor<float, 1>& logits);
 
 /// Exercise 01.2: greedy decoding with the EOS rule. See decodebook::greedy_generate.
-std::vector<int> greedy_generate(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop);
+std::vector<int> your_greedy_generate(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop);
 
 /// Exercise 02.1: a numerically stable softmax. See decodebook::softmax.
-xt::xtensor<float, 1> softmax(const xt::xtensor<float, 1>& logits);
+xt::xtensor<float, 1> your_softmax(const xt::xtensor<float, 1>& logits);
 
 /// Exercise 02.2: divide the logits by the temperature. See decodebook::apply_temperature.
-void apply_temperature(xt::xtensor<float, 1>& logits, float temperature);
+void your_apply_temperature(xt::xtensor<float, 1>& logits, float temperature);
 
 /// Exercise 02.3: inverse-CDF sampling in candidate order. See decodebook::sample_inverse_cdf.
-int sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin);
+int your_sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin);
 
 /// Exercise 03.1: top-k with HF's tie rule. See decodebook::apply_top_k.
-void apply_top_k(xt::xtensor<float, 1>& logits, int k, int min_keep);
+void your_apply_top_k(xt::xtensor<float, 1>& logits, int k, int min_keep);
 
 /// Exercise 03.2: which tokens top-p keeps. See decodebook::top_p_keep.
-std::vector<bool> top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep);
+std::vector<bool> your_top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep);
 
 /// Exercise 03.3: which tokens min-p keeps. See decodebook::min_p_keep.
-std::vector<bool> min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, int min_keep);
+std::vector<bool> your_min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, int min_keep);
 
 /// Exercise 04.1: the sign-aware repetition penalty. See decodebook::apply_repetition_penalty.
-void apply_repetition_penalty(xt::xtensor<float, 1>& logits, const std::vector<int>& seen, float theta);
+void your_apply_repetition_penalty(xt::xtensor<float, 1>& logits, const std::vector<int>& seen, float theta);
 
 /// Exercise 04.2: presence and frequency penalties. See decodebook::apply_presence_frequency.
-void apply_presence_frequency(xt::xtensor<float, 1>& logits, const std::vector<int>& output, float presence,
+void your_apply_presence_frequency(xt::xtensor<float, 1>& logits, const std::vector<int>& output, float presence,
                               float frequency);
 
 /// Exercise 04.3: no-repeat-ngram. See decodebook::apply_no_repeat_ngram.
-void apply_no_repeat_ngram(xt::xtensor<float, 1>& logits, const std::vector<int>& sequence, int n);
+void your_apply_no_repeat_ngram(xt::xtensor<float, 1>& logits, const std::vector<int>& sequence, int n);
 
-}  // namespace exercises
 
 /// How a chapter found your exercise when it tried it. Introduced in chapter 00.
 struct ExerciseAttempt {
@@ -83,15 +82,26 @@ struct ExerciseAttempt {
 /// Introduced in chapter 00.
 ExerciseAttempt try_exercise(const std::function<void()>& call);
 
+/// One exercise as `exercises/manifest.json` lists it. Introduced in chapter 00.
+struct CourseExercise {
+    std::string id;        ///< e.g. "01.1"
+    std::string function;  ///< e.g. "your_argmax"
+    std::string file;      ///< the stub to edit, e.g. "exercises/01-greedy/argmax.cpp"
+};
+
+/// The manifest's entry for the exercise whose function is `function` (the manifest of the
+/// source tree the binary was configured from). Introduced in chapter 00.
+/// @throws Error when the manifest cannot be read or lists no such function.
+CourseExercise course_exercise(const std::string& function);
+
 /// Print one status line for an exercise in a chapter: not started (with the file to edit),
 /// matches the library, or differs (with both results). Introduced in chapter 00.
-/// @param id e.g. "01.1"
-/// @param file the stub to edit
+/// @param exercise from course_exercise
 /// @param attempt what try_exercise returned
 /// @param same whether your result equals the library's (ignored unless implemented)
 /// @param yours your result, printed when it differs
 /// @param library the library's result, printed when yours differs
-void print_exercise_status(const std::string& id, const std::string& file, const ExerciseAttempt& attempt, bool same,
+void print_exercise_status(const CourseExercise& exercise, const ExerciseAttempt& attempt, bool same,
                            const std::string& yours = "", const std::string& library = "");
 
 }  // namespace decodebook

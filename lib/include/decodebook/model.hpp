@@ -11,6 +11,27 @@
 
 namespace decodebook {
 
+/// How a fresh model fills a tensor (random_gpt2_tensors). Introduced in chapter 00.
+enum class TensorInit {
+    Random,  ///< 0.02 * (2 * coin - 1)
+    Ones,    ///< LayerNorm gains
+    Zeros,   ///< biases
+};
+
+/// One tensor of a GPT-2 checkpoint. Introduced in chapter 00.
+struct TensorSpec {
+    std::string name;           ///< Hugging Face's name, e.g. "h.0.attn.c_attn.weight"
+    std::vector<size_t> shape;  ///< e.g. (C, 3C)
+    TensorInit init;            ///< how a random model fills it
+};
+
+/// Every tensor of a GPT-2 with this config, in this order: wte (V, C), wpe (P, C); for each block
+/// h.i: ln_1 weight and bias (C), attn.c_attn weight (C, 3C) and bias (3C), attn.c_proj (C, C) and
+/// (C), ln_2 (C) and (C), mlp.c_fc (C, 4C) and (4C), mlp.c_proj (4C, C) and (C); then ln_f (C) and (C).
+/// The one list of GPT-2's tensors: the loader and the random model both read it.
+/// Introduced in chapter 00.
+std::vector<TensorSpec> gpt2_tensor_schema(const ModelConfig& config);
+
 /// One transformer block's weights. Matrices are in HF Conv1D orientation (in, out): y = x W + b.
 struct BlockWeights {
     /// (C) LayerNorm before attention: gain

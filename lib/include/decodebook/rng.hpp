@@ -5,7 +5,7 @@
 /// Samplers never draw random numbers themselves: they take a coin in [0, 1) as an argument.
 /// The coins come from this generator, whose every bit is specified here, so a seeded run gives
 /// the same tokens with any compiler and standard library (std::uniform_real_distribution does
-/// not promise that). tools/reference/rng.py is the same generator in Python.
+/// not promise that). tests/reference/rng.py is the same generator in Python.
 ///
 /// - Seeding: state = splitmix64(seed) (so seed 0 is fine); a zero state becomes 0x9E3779B97F4A7C15.
 /// - Next: xorshift64* (Vigna): state ^= state >> 12; state ^= state << 25; state ^= state >> 27;

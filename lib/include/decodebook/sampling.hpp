@@ -34,6 +34,10 @@ void apply_temperature(xt::xtensor<float, 1>& logits, float temperature);
 /// Introduced in chapter 02.
 std::vector<int> candidate_order(const xt::xtensor<float, 1>& probs);
 
+/// The `n` most likely ids of `probs` (probabilities: entries <= 0 are skipped), in candidate_order
+/// (value desc, id asc): the one ranking every table and picture uses. Introduced in chapter 02.
+std::vector<int> top_ids(const xt::xtensor<float, 1>& probs, size_t n);
+
 /// Inverse-CDF sampling: walk the candidates in candidate_order, accumulating probability in
 /// double; return the first whose running sum exceeds coin * total. Introduced in chapter 02.
 /// @param probs (V) probabilities (need not be normalised; zeros are never chosen)

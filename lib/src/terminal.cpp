@@ -1,8 +1,11 @@
-// Chapter 00: showing the decode loop at work.
-#include "decodebook/report.hpp"
+// Chapters 00 and 02: drawing in the terminal.
+#include "decodebook/terminal.hpp"
 
+#include <algorithm>
 #include <cstdio>
-#include <set>
+
+#include "decodebook/sampling.hpp"
+#include "decodebook/tokenizer.hpp"
 
 #include "decodebook/utf8.hpp"
 
@@ -42,28 +45,16 @@ void print_steps(std::ostream& out, const std::vector<StepRecord>& steps, const 
     }
 }
 
-Loop find_loop(const std::vector<int>& tokens) {
-    const size_t n = tokens.size();
-    Loop best;
-    for (size_t p = 1; p <= n / 3; ++p) {
-        size_t run = 0;  // length of the current stretch where tokens[i] == tokens[i - p]
-        for (size_t i = p; i < n; ++i) {
-            run = tokens[i] == tokens[i - p] ? run + 1 : 0;
-            const size_t covered = run + p;  // the stretch plus the cycle it repeats
-            if (run > 0 && covered >= 3 * p && covered >= 12 && covered > best.covered) {
-                best = {p, i + 1 - covered, covered};
-            }
-        }
-    }
-    return best;
+std::string bar(double value, double max, int width) {
+    const int n = max > 0 ? static_cast<int>(value / max * width + 0.5) : 0;
+    return std::string(static_cast<size_t>(std::clamp(n, 0, width)), '#');
 }
 
-double distinct_n(const std::vector<int>& tokens, int n) {
-    if (n <= 0 || tokens.size() < static_cast<size_t>(n)) return 0.0;
-    std::set<std::vector<int>> grams;
-    const size_t count = tokens.size() - static_cast<size_t>(n) + 1;
-    for (size_t i = 0; i < count; ++i) grams.emplace(tokens.begin() + static_cast<long>(i), tokens.begin() + static_cast<long>(i) + n);
-    return static_cast<double>(grams.size()) / static_cast<double>(count);
+void print_distribution(const xt::xtensor<float, 1>& probs, const Tokenizer& tok, size_t n, double scale_max) {
+    for (int id : top_ids(probs, n)) {
+        const double p = probs(static_cast<size_t>(id));
+        std::printf("    %-14s %6.3f  %s\n", visible_token(tok.token_bytes(id)).c_str(), p, bar(p, scale_max, 40).c_str());
+    }
 }
 
 }  // namespace decodebook

@@ -1,0 +1,30 @@
+#pragma once
+/// @file terminal.hpp
+/// @brief Drawing in the terminal: token text, step tables (chapter 00), bars and distributions (chapter 02).
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "decodebook/decode.hpp"
+#include "decodebook/tokenizer.hpp"
+
+namespace decodebook {
+
+/// A token's bytes made visible for a table cell: quotes, `\n` and `\t` escaped, invalid UTF-8
+/// shown as `\xNN`. Introduced in chapter 00.
+std::string visible_token(const std::string& bytes);
+
+/// Print the --show-steps table (step, id, token text, logit, probability, ms).
+/// Introduced in chapter 00.
+void print_steps(std::ostream& out, const std::vector<StepRecord>& steps, const Tokenizer& tokenizer);
+
+/// A bar of '#' of `width` characters at most, proportional to value / max. Introduced in chapter 00.
+std::string bar(double value, double max, int width);
+
+/// Print the `n` most likely tokens of `probs` as rows "token  p  ####", scaled to `scale_max`
+/// (pass the same value for pictures you want to compare). Introduced in chapter 02.
+void print_distribution(const xt::xtensor<float, 1>& probs, const Tokenizer& tok, size_t n, double scale_max);
+
+}  // namespace decodebook

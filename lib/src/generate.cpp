@@ -1,0 +1,134 @@
+// Chapter 02: the general decode loop, its samplers and its stopping criteria.
+#include "decodebook/generate.hpp"
+
+#include <chrono>
+#include <memory>
+
+#include "decodebook/error.hpp"
+#include "decodebook/model.hpp"
+#include "decodebook/rng.hpp"
+#include "decodebook/sampling.hpp"
+#include "decodebook/tokenizer.hpp"
+#include "decodebook/utf8.hpp"
+
+namespace decodebook {
+
+int greedy(const xt::xtensor<float, 1>& logits, const DecodeContext&) { return argmax(logits); }
+
+// [ch02:make-sampler]
+Sampler make_sampler(const GenerationConfig& config, uint64_t seed) {
+    auto chain = std::make_shared<const LogitsChain>(config);
+    auto rng = std::make_shared<Rng>(seed);
+    return [chain, rng](const xt::xtensor<float, 1>& logits, const DecodeContext& context) {
+        const double coin = rng->coin();  // one coin per step, used or not: coin i decides token i
+        return chain->pick(logits, context, coin);
+    };
+}
+// [/ch02:make-sampler]
+
+std::string to_string(FinishReason reason) {
+    switch (reason) {
+        case FinishReason::Length: return "length";
+        case FinishReason::Eos: return "eos";
+        case FinishReason::StopString: return "stop_string";
+        case FinishReason::Callback: return "callback";
+    }
+    return "?";
+}
+
+StoppingCriterion max_new_tokens_criterion(int max_new_tokens) {
+    return {"max_new_tokens(" + std::to_string(max_new_tokens) + ")",
+            [max_new_tokens](const StopState& s) -> std::optional<FinishReason> {
+                if (static_cast<int>(s.generated.size()) >= max_new_tokens) return FinishReason::Length;
+                return std::nullopt;
+            }};
+}
+
+StoppingCriterion eos_criterion(std::vector<int> eos_ids) {
+    std::string name;
+    for (int id : eos_ids) name += (name.empty() ? "" : ", ") + std::to_string(id);
+    return {"eos(" + name + ")", [eos_ids](const StopState& s) -> std::optional<FinishReason> {
+                for (int id : eos_ids)
+                    if (!s.generated.empty() && s.generated.back() == id) return FinishReason::Eos;
+                return std::nullopt;
+            }};
+}
+
+StoppingCriteria stopping_criteria(const GenerationConfig& config, const std::vector<int>& eos_ids) {
+    StoppingCriteria criteria;
+    if (!eos_ids.empty()) criteria.push_back(eos_criterion(eos_ids));
+    criteria.push_back(max_new_tokens_criterion(config.max_new_tokens));
+    return criteria;
+}
+
+StepObserver print_text_to(std::ostream& out) {
+    return [&out](const StepRecord& record) {
+        out << record.text << std::flush;
+        return StepAction::Continue;
+    };
+}
+
+// [ch02:generate]
+Generation generate(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<int>& prompt,
+                    const GenerationConfig& config, const Sampler& sample, const StepObserver& on_step) {
+    validate(config);
+    const ModelConfig& mc = model.config();
+    check_generation_request(mc, prompt, {config.max_new_tokens, -1});
+    const std::vector<int> eos_ids = resolve_eos_ids(config, mc.eos_token_id);
+    for (int id : eos_ids) {
+        if (id >= mc.vocab_size) {
+            throw Error("eos_token_id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                            std::to_string(mc.vocab_size - 1) + ")",
+                        "pass --eos-token-id with this model's ids, or model");
+        }
+    }
+    const StoppingCriteria criteria = stopping_criteria(config, eos_ids);
+
+    Generation out;
+    std::vector<int> sequence = prompt;  // prompt + new tokens: what the model reads
+    Utf8Stream stream;                   // bytes in, printable text out
+    for (int step = 0;; ++step) {
+        const auto start = std::chrono::steady_clock::now();
+        // forward the whole sequence (T, V) and keep the row that scores the next token (V)
+        const xt::xtensor<float, 1> logits = last_position_logits(model.forward(sequence));
+        const int token = sample(logits, DecodeContext{prompt, out.ids, step, eos_ids});
+        if (token < 0 || token >= mc.vocab_size) {
+            throw Error("the sampler returned token id " + std::to_string(token) + ", outside the vocabulary",
+                        "a sampler must return an index into the logits it was given");
+        }
+        const auto end = std::chrono::steady_clock::now();
+        sequence.push_back(token);
+        out.ids.push_back(token);
+
+        StepRecord record{step, static_cast<int>(sequence.size()) - 1, token, logits(static_cast<size_t>(token)),
+                          softmax(logits)(static_cast<size_t>(token)),
+                          std::chrono::duration<double, std::milli>(end - start).count(),
+                          stream.push(tokenizer.token_bytes(token))};
+        out.text += record.text;
+        std::optional<FinishReason> reason;
+        for (const StoppingCriterion& c : criteria) {
+            if ((reason = c.check({out.ids, out.text}))) {
+                out.stopped_by = c.name;
+                break;
+            }
+        }
+        if (reason) {  // the end: release what the stream held back (a cut-off character -> U+FFFD)
+            const std::string tail = stream.flush();
+            record.text += tail;
+            out.text += tail;
+        }
+        out.steps.push_back(record);
+        if (on_step && on_step(record) == StepAction::Stop && !reason) {
+            reason = FinishReason::Callback;
+            out.stopped_by = "callback";
+            out.text += stream.flush();
+        }
+        if (reason) {
+            out.finish_reason = *reason;
+            return out;
+        }
+    }
+}
+// [/ch02:generate]
+
+}  // namespace decodebook

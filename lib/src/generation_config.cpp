@@ -1,0 +1,258 @@
+// Chapters 02-04: the knob table. Each decoding parameter is one row here and nowhere else.
+#include "decodebook/generation_config.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+#include "decodebook/error.hpp"
+
+namespace decodebook {
+namespace {
+
+// One spelling per enum value, used both ways.
+template <class Enum>
+struct Spelling {
+    Enum value;
+    const char* text;
+};
+
+constexpr Spelling<PenaltyScope> kScopes[] = {{PenaltyScope::PromptAndOutput, "prompt_and_output"},
+                                               {PenaltyScope::OutputOnly, "output_only"},
+                                               {PenaltyScope::LastN, "last_n"}};
+constexpr Spelling<ChainOrder> kOrders[] = {
+    {ChainOrder::HuggingFace, "hf"}, {ChainOrder::LlamaCpp, "llama.cpp"}, {ChainOrder::Vllm, "vllm"}};
+
+template <class Enum, size_t N>
+std::string spell(const Spelling<Enum> (&table)[N], Enum value) {
+    for (const auto& s : table)
+        if (s.value == value) return s.text;
+    return "?";
+}
+
+template <class Enum, size_t N>
+std::string spellings(const Spelling<Enum> (&table)[N]) {
+    std::string all;
+    for (const auto& s : table) all += (all.empty() ? "" : ", ") + std::string(s.text);
+    return all;
+}
+
+template <class Enum, size_t N>
+Enum parse_spelling(const Spelling<Enum> (&table)[N], const std::string& text, const std::string& what) {
+    for (const auto& s : table)
+        if (text == s.text) return s.value;
+    throw Error("unknown " + what + " '" + text + "'", "use one of: " + spellings(table));
+}
+
+std::string number_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+[[noreturn]] void invalid(const std::string& name, const std::string& flag, const std::string& value,
+                          const std::string& rule) {
+    throw Error(name + " = " + value + " is invalid: it must be " + rule, "pass --" + flag + " with a value " + rule);
+}
+
+// Strict text -> number: the whole text must be one number of the member's type.
+template <class T>
+T parse_number(const std::string& flag, const std::string& text) {
+    const bool whole = std::is_integral_v<T>;
+    const std::string kind = whole ? "a whole number" : "a number";
+    try {
+        size_t used = 0;
+        T value{};
+        if constexpr (std::is_same_v<T, float>) {
+            value = std::stof(text, &used);
+        } else if constexpr (std::is_same_v<T, int>) {
+            value = std::stoi(text, &used);
+        } else {
+            if (!text.empty() && text[0] == '-') throw std::invalid_argument("negative");
+            value = static_cast<T>(std::stoull(text, &used));
+        }
+        if (used != text.size()) throw std::invalid_argument("trailing text");
+        return value;
+    } catch (const std::exception&) {
+        throw Error("--" + flag + " needs " + kind + ", got '" + text + "'", "e.g. --" + flag + (whole ? " 3" : " 0.7"));
+    }
+}
+
+bool parse_bool(const std::string& flag, const std::string& text) {
+    if (text == "true" || text == "1") return true;
+    if (text == "false" || text == "0") return false;
+    throw Error("--" + flag + " needs true or false, got '" + text + "'", "e.g. --" + flag + " true");
+}
+
+// A numeric knob: `ok` says which values are valid, `rule` says it in words.
+template <class T>
+Knob number(std::string name, std::string flag, KnobGroup group, std::string help, T GenerationConfig::*member,
+            std::function<bool(T)> ok, std::string rule, bool implies_sampling = false) {
+    Knob k{name, flag, group, std::move(help), rule, implies_sampling, {}, {}, {}};
+    k.get = [member](const GenerationConfig& c) {
+        if constexpr (std::is_same_v<T, float>) return number_text(c.*member);
+        else return std::to_string(c.*member);
+    };
+    k.set = [=](GenerationConfig& c, const std::string& text) {
+        const T value = parse_number<T>(flag, text);
+        if (!ok(value)) invalid(name, flag, text, rule);
+        c.*member = value;
+    };
+    k.valid = [member, ok](const GenerationConfig& c) { return ok(c.*member); };
+    return k;
+}
+
+// An enum knob: its spellings are its rule.
+template <class Enum, size_t N>
+Knob choice(std::string name, std::string flag, KnobGroup group, std::string help, Enum GenerationConfig::*member,
+            const Spelling<Enum> (&table)[N]) {
+    Knob k{name, flag, group, std::move(help), "one of: " + spellings(table), false, {}, {}, {}};
+    k.get = [member, &table](const GenerationConfig& c) { return spell(table, c.*member); };
+    k.set = [member, &table, name](GenerationConfig& c, const std::string& text) {
+        c.*member = parse_spelling(table, text, name);
+    };
+    k.valid = [](const GenerationConfig&) { return true; };
+    return k;
+}
+
+// eos_token_id: "model" (the model's own), "none", or ids separated by commas.
+Knob eos_knob() {
+    Knob k{"eos_token_id", "eos-token-id", KnobGroup::Stopping,
+           "ids that end generation (kept in the output): model = the model's own, none, or 7,9",
+           "model, none, or ids >= 0 separated by commas", false, {}, {}, {}};
+    k.get = [](const GenerationConfig& c) {
+        if (!c.eos_token_id) return std::string("model");
+        if (c.eos_token_id->empty()) return std::string("none");
+        std::string s;
+        for (int id : *c.eos_token_id) s += (s.empty() ? "" : ",") + std::to_string(id);
+        return s;
+    };
+    k.set = [rule = k.rule](GenerationConfig& c, const std::string& text) {
+        if (text == "model") return c.eos_token_id.reset();
+        std::vector<int> ids;
+        if (text != "none") {
+            size_t start = 0;
+            while (start <= text.size()) {
+                const size_t comma = std::min(text.find(',', start), text.size());
+                const int id = parse_number<int>("eos-token-id", text.substr(start, comma - start));
+                if (id < 0) invalid("eos_token_id", "eos-token-id", text, rule);
+                ids.push_back(id);
+                start = comma + 1;
+            }
+        }
+        c.eos_token_id = ids;
+    };
+    k.valid = [](const GenerationConfig& c) {
+        if (c.eos_token_id)
+            for (int id : *c.eos_token_id)
+                if (id < 0) return false;
+        return true;
+    };
+    return k;
+}
+
+std::vector<Knob> make_table() {
+    using G = KnobGroup;
+    using C = GenerationConfig;
+    const auto finite = [](float v) { return std::isfinite(v); };
+    std::vector<Knob> t;
+    t.push_back(number<int>("max_new_tokens", "max-new-tokens", G::Length, "tokens to generate at most", &C::max_new_tokens,
+                            [](int v) { return v >= 1; }, ">= 1"));
+    t.push_back(number<int>("min_new_tokens", "min-new-tokens", G::Stopping,
+                            "mask every EOS id until this many new tokens (HF); 0 = off", &C::min_new_tokens,
+                            [](int v) { return v >= 0; }, ">= 0 (0 = off)"));
+    t.push_back(eos_knob());
+    Knob sample{"do_sample", "do-sample", G::Sampling,
+                "sample (true) or take the argmax (false, HF's default); a sampling flag turns it on", "true or false",
+                false, {}, {}, {}};
+    sample.get = [](const C& c) { return std::string(c.do_sample ? "true" : "false"); };
+    sample.set = [](C& c, const std::string& text) { c.do_sample = parse_bool("do-sample", text); };
+    sample.valid = [](const C&) { return true; };
+    t.push_back(sample);
+    t.push_back(number<float>("temperature", "temperature", G::Sampling, "z / T when sampling; 0 = greedy",
+                              &C::temperature, [=](float v) { return finite(v) && v >= 0; }, ">= 0 (0 = greedy)", true));
+    t.push_back(number<int>("top_k", "top-k", G::Sampling, "keep the k most likely (ties kept); 0 = off", &C::top_k,
+                            [](int v) { return v >= 0; }, ">= 0 (0 = off)", true));
+    t.push_back(number<float>("top_p", "top-p", G::Sampling, "nucleus mass; 1 = off", &C::top_p,
+                              [](float v) { return v >= 0 && v <= 1; }, "in [0, 1] (1 = off)", true));
+    t.push_back(number<float>("min_p", "min-p", G::Sampling, "keep p >= min_p * p_max; 0 = off", &C::min_p,
+                              [](float v) { return v >= 0 && v <= 1; }, "in [0, 1] (0 = off)", true));
+    t.push_back(number<int>("min_tokens_to_keep", "min-tokens-to-keep", G::Sampling,
+                            "the truncations never keep fewer", &C::min_tokens_to_keep, [](int v) { return v >= 1; },
+                            ">= 1"));
+    t.push_back(choice("order", "order", G::Sampling, "processor order of an engine", &C::order, kOrders));
+    t.push_back(number<uint64_t>("seed", "seed", G::Sampling, "seed of the coin stream (any 64-bit value)", &C::seed,
+                                 [](uint64_t) { return true; }, "in [0, 2^64)"));
+    t.push_back(number<float>("repetition_penalty", "repetition-penalty", G::Penalties, "CTRL penalty theta; 1 = off",
+                              &C::repetition_penalty, [=](float v) { return finite(v) && v > 0; }, "> 0 (1 = off)"));
+    t.push_back(choice("penalty_scope", "penalty-scope", G::Penalties, "tokens the repetition penalty sees",
+                       &C::penalty_scope, kScopes));
+    t.push_back(number<int>("penalty_last_n", "penalty-last-n", G::Penalties, "window of --penalty-scope last_n",
+                            &C::penalty_last_n, [](int v) { return v >= 1; }, ">= 1"));
+    t.push_back(number<float>("presence_penalty", "presence-penalty", G::Penalties, "OpenAI presence penalty; 0 = off",
+                              &C::presence_penalty, [](float v) { return v >= -2 && v <= 2; }, "in [-2, 2] (0 = off)"));
+    t.push_back(number<float>("frequency_penalty", "frequency-penalty", G::Penalties,
+                              "OpenAI frequency penalty; 0 = off", &C::frequency_penalty,
+                              [](float v) { return v >= -2 && v <= 2; }, "in [-2, 2] (0 = off)"));
+    t.push_back(number<int>("no_repeat_ngram_size", "no-repeat-ngram-size", G::Penalties,
+                            "ban repeating any n-gram of this size; 0 = off", &C::no_repeat_ngram_size,
+                            [](int v) { return v >= 0; }, ">= 0 (0 = off)"));
+    return t;
+}
+
+}  // namespace
+
+std::string to_string(PenaltyScope scope) { return spell(kScopes, scope); }
+PenaltyScope parse_penalty_scope(const std::string& text) { return parse_spelling(kScopes, text, "penalty_scope"); }
+std::string to_string(ChainOrder order) { return spell(kOrders, order); }
+ChainOrder parse_chain_order(const std::string& text) { return parse_spelling(kOrders, text, "chain order"); }
+
+const std::vector<Knob>& knobs() {
+    static const std::vector<Knob> table = make_table();
+    return table;
+}
+
+const Knob& find_knob(const std::string& name) {
+    for (const Knob& k : knobs())
+        if (k.name == name || k.flag == name) return k;
+    std::string all;
+    for (const Knob& k : knobs()) all += (all.empty() ? "" : " ") + k.flag;
+    throw Error("unknown parameter '" + name + "'", "use one of: " + all);
+}
+
+void set_knob(GenerationConfig& config, const std::string& name, const std::string& value) {
+    const Knob& k = find_knob(name);
+    GenerationConfig next = config;
+    k.set(next, value);
+    if (k.implies_sampling) next.do_sample = true;
+    config = next;
+}
+
+void validate(const GenerationConfig& config) {
+    for (const Knob& k : knobs())
+        if (!k.valid(config)) invalid(k.name, k.flag, k.get(config), k.rule);
+    if (config.min_new_tokens > config.max_new_tokens) {
+        throw Error("min_new_tokens (" + std::to_string(config.min_new_tokens) + ") exceeds max_new_tokens (" +
+                        std::to_string(config.max_new_tokens) + ")",
+                    "lower --min-new-tokens or raise --max-new-tokens");
+    }
+}
+
+std::string describe(const GenerationConfig& config, const std::vector<KnobGroup>& groups) {
+    std::string s;
+    for (const Knob& k : knobs()) {
+        bool wanted = groups.empty();
+        for (KnobGroup g : groups) wanted = wanted || g == k.group;
+        if (wanted) s += (s.empty() ? "" : ", ") + k.name + " " + k.get(config);
+    }
+    return s;
+}
+
+std::vector<int> resolve_eos_ids(const GenerationConfig& config, int model_eos_token_id) {
+    if (config.eos_token_id) return *config.eos_token_id;
+    if (model_eos_token_id < 0) return {};
+    return {model_eos_token_id};
+}
+
+}  // namespace decodebook
