@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "decodebook/cli.hpp"
+#include "decodebook/csv.hpp"
 #include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
@@ -56,13 +57,11 @@ void print_cost_table(const std::vector<StepRecord>& steps) {
 
 // --csv FILE: one row per step, for plotting the cost (the course site draws it).
 void write_cost_csv(const std::string& path, const std::vector<StepRecord>& steps) {
-    std::ofstream out(path);
-    if (!out) throw Error("cannot write the --csv file '" + path + "'", "pass a path in a folder that exists and is writable");
-    out << "step,context_length,milliseconds,token\n";
+    CsvFile csv(path, "step,context_length,milliseconds,token");
     for (const StepRecord& s : steps) {
-        out << s.step << ',' << s.context_length << ',' << s.milliseconds << ',' << s.token << '\n';
+        csv.out() << s.step << ',' << s.context_length << ',' << s.milliseconds << ',' << s.token << '\n';
     }
-    if (!out.flush()) throw Error("writing the --csv file '" + path + "' failed", "check the disk space and permissions");
+    csv.close();
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 
 #include "decodebook/chain.hpp"
 #include "decodebook/cli.hpp"
+#include "decodebook/csv.hpp"
 #include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
@@ -54,41 +55,31 @@ void seeded_run(const Gpt2& model, const Tokenizer& tok, const std::vector<int>&
 // --csv FILE: the 20 most likely next tokens at several temperatures, for the course site's plot.
 // The ranks are those at T = 1; dividing by T > 0 keeps the order, so they hold at every T.
 void write_temperature_csv(const std::string& path, const Vec& logits, const Tokenizer& tok) {
-    std::ofstream out(path);
-    if (!out) throw Error("cannot write the --csv file '" + path + "'", "pass a path in a folder that exists and is writable");
-    const auto quoted = [](const std::string& text) {  // a CSV field: inner quotes doubled
-        std::string field = "\"";
-        for (char c : text) field += c == '"' ? std::string("\"\"") : std::string(1, c);
-        return field + '"';
-    };
-    out << "temperature,rank,id,token,probability\n";
+    CsvFile csv(path, "temperature,rank,id,token,probability");
+    std::ofstream& out = csv.out();
     const std::vector<int> ids = top_ids(softmax(logits), 20);
     for (float t : {0.25f, 0.5f, 1.0f, 1.5f, 2.0f}) {
         const Vec p = softmax(with_temperature(logits, t));
         for (size_t rank = 0; rank < ids.size(); ++rank) {
             const int id = ids[rank];
-            out << t << ',' << rank + 1 << ',' << id << ',' << quoted(visible_token(tok.token_bytes(id))) << ','
+            out << t << ',' << rank + 1 << ',' << id << ',' << csv_quoted(visible_token(tok.token_bytes(id))) << ','
                 << p(static_cast<size_t>(id)) << '\n';
         }
     }
-    if (!out.flush()) throw Error("writing the --csv file '" + path + "' failed", "check the disk space and permissions");
+    csv.close();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    ProgramInfo info{"chapter-02", "Temperature and sampling: z / T, softmax, a coin, and the Gumbel-max trick.",
-                     "The best way to"};
-    info.defaults.do_sample = true;  // this chapter is about sampling
-    info.knob_groups = {KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties};
+    ProgramInfo info = sampling_chapter("chapter-02",
+                                        "Temperature and sampling: z / T, softmax, a coin, and the Gumbel-max trick.",
+                                        "The best way to");
     info.csv_columns = "temperature,rank,id,token,probability";
     const CommandLine opt = parse_command_line(argc, argv, info);
     return run_program([&] {
         const Session session = open_session(opt);
-        const Gpt2& model = session.model;
-        const Tokenizer& tok = session.tokenizer;
-        const std::vector<int>& prompt = session.prompt;
-        const GenerationConfig& config = session.config;
+        const auto& [model, tok, prompt, config] = session;
         const Vec logits = last_position_logits(model.forward(prompt));
 
         std::printf("== 1. The next-token distribution after \"%s\" ==\n", opt.prompt.c_str());

@@ -21,6 +21,7 @@
 
 #include "decodebook/chain.hpp"
 #include "decodebook/cli.hpp"
+#include "decodebook/csv.hpp"
 #include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
@@ -83,14 +84,8 @@ std::pair<Step, Step> peaked_and_flat(const Gpt2& model, const std::vector<int>&
 // whether top_k 10, top_p 0.9 and min_p 0.1 keep it (1) or remove it (0), for the site's plot.
 void write_truncation_csv(const std::string& path, const Gpt2& model, const Tokenizer& tok, const Step& peaked,
                           const Step& flat) {
-    std::ofstream out(path);
-    if (!out) throw Error("cannot write the --csv file '" + path + "'", "pass a path in a folder that exists and is writable");
-    const auto quoted = [](const std::string& text) {  // a CSV field: inner quotes doubled
-        std::string field = "\"";
-        for (char c : text) field += c == '"' ? std::string("\"\"") : std::string(1, c);
-        return field + '"';
-    };
-    out << "step,rank,id,token,probability,top_k,top_p,min_p\n";
+    CsvFile csv(path, "step,rank,id,token,probability,top_k,top_p,min_p");
+    std::ofstream& out = csv.out();
     for (const Step* s : {&peaked, &flat}) {
         const Vec z = last_position_logits(model.forward(s->context));
         const Vec p = softmax(z);
@@ -99,27 +94,25 @@ void write_truncation_csv(const std::string& path, const Gpt2& model, const Toke
         for (size_t rank = 0; rank < ids.size(); ++rank) {
             const size_t id = static_cast<size_t>(ids[rank]);
             out << (s == &peaked ? "peaked" : "flat") << ',' << rank + 1 << ',' << id << ','
-                << quoted(visible_token(tok.token_bytes(ids[rank]))) << ',' << p(id) << ',' << std::isfinite(by_k(id))
+                << csv_quoted(visible_token(tok.token_bytes(ids[rank]))) << ',' << p(id) << ',' << std::isfinite(by_k(id))
                 << ',' << std::isfinite(by_p(id)) << ',' << std::isfinite(by_min_p(id)) << '\n';
         }
     }
-    if (!out.flush()) throw Error("writing the --csv file '" + path + "' failed", "check the disk space and permissions");
+    csv.close();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-    ProgramInfo info{"chapter-03", "Truncation: top-k, top-p and min-p on the same step.", "A computer is"};
+    ProgramInfo info = sampling_chapter("chapter-03",
+                                        "Truncation: top-k, top-p and min-p on the same step.",
+                                        "A computer is");
     info.defaults.max_new_tokens = 24;
-    info.defaults.do_sample = true;  // this chapter is about sampling
-    info.knob_groups = {KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties};
     info.csv_columns = "step,rank,id,token,probability,top_k,top_p,min_p";
     const CommandLine opt = parse_command_line(argc, argv, info);
     return run_program([&] {
         const Session session = open_session(opt);
-        const Gpt2& model = session.model;
-        const Tokenizer& tok = session.tokenizer;
-        const std::vector<int>& prompt = session.prompt;
+        const auto& [model, tok, prompt, config] = session;
         const Vec logits = last_position_logits(model.forward(prompt));
 
         std::printf("== 1. Three truncations of the same step (after \"%s\") ==\n", opt.prompt.c_str());
@@ -165,7 +158,6 @@ int main(int argc, char** argv) {
         }
         std::printf("  llama.cpp truncates at T = 1 and cools afterwards, so it keeps more tokens.\n");
 
-        const GenerationConfig& config = session.config;
         const LogitsChain chain(config);
         std::printf("\n== 5. Your settings: %s (seed %llu) ==\n", chain.describe().c_str(),
                     static_cast<unsigned long long>(config.seed));

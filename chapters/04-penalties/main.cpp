@@ -51,18 +51,14 @@ std::vector<int> run(const Gpt2& model, const Tokenizer& tok, const std::vector<
 }  // namespace
 
 int main(int argc, char** argv) {
-    ProgramInfo info{"chapter-04", "Penalties: repetition, presence/frequency and no-repeat-ngram break greedy loops.",
-                     "The best way to"};
+    ProgramInfo info = sampling_chapter("chapter-04",
+                                        "Penalties: repetition, presence/frequency and no-repeat-ngram break greedy loops.",
+                                        "The best way to");
     info.defaults.max_new_tokens = 48;
-    info.defaults.do_sample = true;  // part 3 samples with your settings
-    info.knob_groups = {KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties};
     const CommandLine opt = parse_command_line(argc, argv, info);
     return run_program([&] {
         const Session session = open_session(opt);
-        const Gpt2& model = session.model;
-        const Tokenizer& tok = session.tokenizer;
-        const std::vector<int>& prompt = session.prompt;
-        const GenerationConfig& config = session.config;
+        const auto& [model, tok, prompt, config] = session;
         const int max_new_tokens = config.max_new_tokens;
 
         std::printf("== 1. The same greedy run with each penalty (\"%s\", %d tokens) ==\n", opt.prompt.c_str(),

@@ -54,6 +54,13 @@ int CommandLine::extra_int(const std::string& flag, int lo, int hi) const {
     return value;
 }
 
+ProgramInfo sampling_chapter(std::string program, std::string title, std::string default_prompt) {
+    ProgramInfo info(std::move(program), std::move(title), std::move(default_prompt));
+    info.defaults.do_sample = true;
+    info.knob_groups = {KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties};
+    return info;
+}
+
 CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
     cxxopts::Options options(info.program, info.title);
     if (!info.default_prompt.empty()) {

@@ -40,6 +40,10 @@ struct ProgramInfo {
     std::vector<ExtraOption> extra{};     ///< options of this program only
 };
 
+/// A chapter from 02 on: it takes every knob and samples by default (sampling is its subject).
+/// Introduced in chapter 02.
+ProgramInfo sampling_chapter(std::string program, std::string title, std::string default_prompt);
+
 /// A parsed command line. Introduced in chapter 00.
 struct CommandLine {
     std::string prompt;          ///< -p, --prompt TEXT
