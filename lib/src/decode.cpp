@@ -7,6 +7,7 @@
 #include <xtensor/xview.hpp>
 
 #include "decodebook/error.hpp"
+#include "decodebook/model.hpp"
 #include "decodebook/sampling.hpp"
 
 namespace decodebook {

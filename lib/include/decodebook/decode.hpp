@@ -7,7 +7,10 @@
 
 #include <xtensor/xtensor.hpp>
 
-#include "decodebook/model.hpp"
+namespace decodebook {
+class Gpt2;
+struct ModelConfig;
+}  // namespace decodebook
 
 namespace decodebook {
 

@@ -13,6 +13,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "decodebook/decode.hpp"
+#include "decodebook/model.hpp"
 #include "decodebook/sampling.hpp"  // stubs may use the library's helpers (softmax, candidate_order)
 
 namespace decodebook {

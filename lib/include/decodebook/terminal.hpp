@@ -8,9 +8,10 @@
 #include <xtensor/xtensor.hpp>
 
 #include "decodebook/decode.hpp"
-#include "decodebook/tokenizer.hpp"
 
 namespace decodebook {
+
+class Tokenizer;
 
 /// A token's bytes made visible for a table cell: quotes, `\n` and `\t` escaped, invalid UTF-8
 /// shown as `\xNN`. Introduced in chapter 00.
