@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Tests for the pure parts of ./grade (JUnit parsing, failure excerpts, scoring, the report).
+"""Tests for ./grade: its pure parts (JUnit parsing, failure excerpts, per-chapter build failures,
+scoring, the report, results.json and JUnit) and its main() with cmake and ctest stood in for.
 
     /usr/bin/python3 tests/course/test_grade.py     (or -m unittest from tests/course/)
 
@@ -13,17 +14,26 @@ project laid out like the course (paths anonymised to /home/student/decodebook):
   build_error.txt           `cmake --build` with compile errors in exercises/01-greedy/argmax.cpp
   link_error.txt            the same file emptied (undefined reference at link time)
   manifest.json             the exercises of all.xml, plus 02.7 which has no tests
+From the course's own build (CMake 3.25, GCC 12, Unix Makefiles, -j2):
+  chapter_04_error.txt      `cmake --build BUILD --target exercise_tests_04 -j2` with a missing ';'
+                            in exercises/04-penalties/repetition.cpp
+  chapter_01_uses_00.txt    `... --target exercise_tests_01 -j2` with a missing ';' in chapter 00's
+                            exercises/00-naive-loop/last_position.cpp (chapter 01 links 00's)
+  chapter_04_mixed.txt      `... --target exercise_tests_04 -j2` while tests/golden.hpp was also
+                            broken: an error outside the student's files comes first
 """
 import contextlib
 import io
 import json
 import re
-import sys
+import subprocess
 import tempfile
+import xml.etree.ElementTree as ET
 import unittest
 from importlib.machinery import SourceFileLoader
 from importlib.util import module_from_spec, spec_from_loader
 from pathlib import Path
+from unittest import mock
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "grade_fixtures"
@@ -322,7 +332,376 @@ class Report(unittest.TestCase):
         self.assertEqual(grade.progress_bar(0, 0, width=4), "[----]")
 
 
+def fixture_manifest():
+    return json.loads(fixture("manifest.json"))["exercises"]
+
+
+def failed_chapter(chapter="01", log="build_error.txt"):
+    return grade.chapter_failure(chapter, fixture(log), ROOT)
+
+
+def results_with_failure(chapter="01"):
+    """The fixture run as if `chapter` had not compiled: its tests never ran."""
+    reasons = grade.parse_ctest_reasons(fixture("all.ctest.txt"))
+    tests = [t for t in grade.parse_junit(fixture("all.xml"), reasons, timeout=2)
+             if not t.exercise.startswith(chapter + ".")]
+    return grade.group_by_exercise(fixture_manifest(), tests, {chapter: failed_chapter(chapter)})
+
+
+class ChapterBuildFailures(unittest.TestCase):
+    def test_a_real_chapter_failure_starts_at_the_stub_with_its_function(self):
+        failure = grade.chapter_failure("04", fixture("chapter_04_error.txt"), ROOT)
+        self.assertTrue(failure.mine)
+        self.assertTrue(failure.lines[0].startswith("exercises/04-penalties/repetition.cpp: In function"))
+        self.assertRegex(failure.lines[1], r"^exercises/04-penalties/repetition\.cpp:\d+:\d+: error: expected ‘;’")
+        self.assertFalse(any(ROOT in l or "gmake" in l or "%]" in l for l in failure.lines))
+        self.assertEqual(failure.verdict, "chapter 04 does not compile: fix the first error above")
+        self.assertTrue(failure.message.endswith("\n\nchapter 04 does not compile: fix the first error above"))
+
+    def test_a_broken_chapter_00_stub_shows_in_chapter_01(self):
+        failure = grade.chapter_failure("01", fixture("chapter_01_uses_00.txt"), ROOT)
+        self.assertTrue(failure.mine)
+        self.assertTrue(failure.lines[0].startswith("exercises/00-naive-loop/last_position.cpp: In function"))
+
+    def test_the_students_error_comes_first_even_after_another(self):
+        log = fixture("chapter_04_mixed.txt")
+        self.assertLess(log.index("tests/golden.hpp"), log.index("exercises/04-penalties/repetition.cpp"))
+        failure = grade.chapter_failure("04", log, ROOT)
+        self.assertTrue(failure.mine)
+        self.assertTrue(failure.lines[0].startswith("exercises/04-penalties/repetition.cpp: In function"))
+
+    def test_a_failure_outside_the_students_files_is_for_the_instructor(self):
+        log = "\n".join(l for l in fixture("chapter_04_mixed.txt").splitlines() if "exercises/" not in l)
+        failure = grade.chapter_failure("04", log, ROOT)
+        self.assertFalse(failure.mine)
+        self.assertTrue(failure.lines[0].startswith("In file included from tests/golden.cpp"))
+        self.assertIn("tell your instructor", failure.verdict)
+        self.assertIn("chapter 04", failure.verdict)
+
+    def test_a_copy_of_exercises_elsewhere_counts_as_the_students(self):
+        log = fixture("chapter_04_error.txt").replace(f"{ROOT}/exercises/", "/tmp/submissions/ada/")
+        failure = grade.chapter_failure("04", log, ROOT, exercises_dir="/tmp/submissions/ada")
+        self.assertTrue(failure.mine)
+        self.assertTrue(failure.lines[0].startswith("/tmp/submissions/ada/04-penalties/repetition.cpp: In"))
+        unsaid = grade.chapter_failure("04", log, ROOT)   # without exercises_dir: still its only error
+        self.assertTrue(unsaid.lines[0].startswith("/tmp/submissions/ada/04-penalties/repetition.cpp: In"))
+
+    def test_a_warning_that_mentions_error_is_not_an_error(self):
+        log = ("exercises/a.cpp:3:9: warning: unused variable ‘error’ [-Wunused-variable]\n"
+               "src/lib.cpp:1:1: error: boom\n")
+        self.assertEqual(grade.compile_errors(log, ROOT)[0], ["src/lib.cpp:1:1: error: boom"])
+
+    def test_long_errors_are_clipped_per_chapter(self):
+        log = "\n".join(f"exercises/a.cpp:{i}:1: error: e{i}" for i in range(100))
+        failure = grade.chapter_failure("02", log, ROOT)
+        self.assertEqual(len(failure.lines), grade.CHAPTER_ERROR_LINES)
+        self.assertEqual(failure.lines[-1], "... (81 more lines)")
+
+    def test_an_empty_log_still_says_something(self):
+        self.assertEqual(grade.chapter_failure("02", "gmake: *** [all] Error 2\n", ROOT).lines,
+                         ["(the build printed no error)"])
+
+    def test_not_built_with_no_build(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            Path(tmp, "exercise_tests_00").touch()
+            failures = grade.not_built(tmp, ["00", "01"])
+        self.assertEqual(list(failures), ["01"])
+        self.assertEqual(failures["01"].kind, "not-built")
+        self.assertEqual(failures["01"].message, "exercise_tests_01 is not built: run ./grade without --no-build")
+
+
+class ChapterFailureScoring(unittest.TestCase):
+    def setUp(self):
+        self.exercises, self.strays = results_with_failure("01")
+        self.by_id = {ex.info["id"]: ex for ex in self.exercises}
+
+    def test_every_exercise_of_the_chapter_does_not_compile(self):
+        states = {i: ex.state for i, ex in self.by_id.items()}
+        self.assertEqual(states["01.1"], "does-not-compile")
+        self.assertEqual(states["01.2"], "does-not-compile")
+        self.assertEqual((states["00.1"], states["02.1"], states["02.7"]), ("pass", "fail", "no-tests"))
+        self.assertEqual((self.by_id["01.1"].earned, self.by_id["01.2"].tests), (0, []))
+
+    def test_even_passing_tests_of_a_broken_chapter_do_not_count(self):
+        tests = grade.parse_junit(fixture("all.xml"), {}, timeout=2)   # 01.2 has a passing test
+        exercises, _ = grade.group_by_exercise(fixture_manifest(), tests, {"01": failed_chapter()})
+        self.assertEqual({ex.info["id"]: ex.earned for ex in exercises if ex.info["chapter"] == "01"},
+                         {"01.1": 0, "01.2": 0})
+
+    def test_results_json_entries(self):
+        doc = grade.results_json(self.exercises, 2.0, root=ROOT)
+        json.dumps(doc)
+        self.assertEqual((doc["status"], doc["score"], doc["max_score"]), ("fail", 2, 12))
+        self.assertNotIn("message", doc)
+        tests = {t["name"]: t for t in doc["tests"]}
+        entry = tests["ex01.2 (does not compile)"]
+        self.assertEqual((entry["status"], entry["score"], entry["max_score"], entry["exercise"], entry["chapter"]),
+                         ("error", 0, 2, "01.2", "01"))
+        self.assertTrue(entry["message"].startswith("exercises/01-greedy/argmax.cpp: In function"))
+        self.assertTrue(entry["message"].endswith("chapter 01 does not compile: fix the first error above"))
+        self.assertFalse(any(t["name"].startswith("ex01.") and "compile" not in t["name"] for t in doc["tests"]))
+        self.assertIn("ex02.1 softmax sums to one", tests)                    # other chapters as usual
+        self.assertEqual(sum(t["max_score"] for t in doc["tests"]), doc["max_score"])
+
+    def test_gradescope_shows_the_error_as_a_failed_test(self):
+        doc = grade.gradescope_json(grade.results_json(self.exercises, 2.0, root=ROOT))
+        entry = {t["name"]: t for t in doc["tests"]}["ex01.1 (does not compile)"]
+        self.assertEqual((entry["status"], entry["score"], entry["max_score"], entry["number"]),
+                         ("failed", 0, 1, "01.1"))
+        self.assertIn("error: expected", entry["output"])
+
+    def test_when_no_chapter_compiled(self):
+        failures = {"00": failed_chapter("00"), "01": failed_chapter("01")}
+        manifest = [e for e in fixture_manifest() if e["chapter"] in failures]
+        exercises, _ = grade.group_by_exercise(manifest, [], failures)
+        doc = grade.results_json(exercises, 1.0, root=ROOT)
+        self.assertEqual((doc["status"], doc["score"], doc["max_score"]), ("error", 0, 5))
+        self.assertTrue(doc["message"].startswith("no chapter could be built (00, 01); chapter 00:\n"))
+        self.assertEqual([t["name"] for t in doc["tests"]],
+                         ["ex00.1 (does not compile)", "ex00.2 (does not compile)",
+                          "ex01.1 (does not compile)", "ex01.2 (does not compile)"])
+        self.assertEqual(grade.gradescope_json(doc)["output"], doc["message"])
+
+    def test_junit_gets_an_error_testcase_per_exercise(self):
+        text = grade.junit_with_failures(fixture("all.xml"), self.exercises)
+        suite = ET.fromstring(text)
+        self.assertEqual((suite.get("tests"), suite.get("failures"), suite.get("errors")), ("16", "9", "2"))
+        case = suite.find("testcase[@name='student:ex01.1 (does not compile)']")
+        self.assertEqual(case.get("status"), "error")
+        self.assertEqual(case.find("error").get("message"), "does not compile")
+        self.assertIn("exercises/01-greedy/argmax.cpp", case.find("error").text)
+
+    def test_junit_without_any_test_run(self):
+        exercises, _ = grade.group_by_exercise(fixture_manifest()[:2], [], {"00": failed_chapter("00")})
+        suite = ET.fromstring(grade.junit_with_failures(None, exercises))
+        self.assertEqual((suite.get("tests"), suite.get("errors")), ("2", "2"))
+
+    def test_junit_is_ctests_own_when_everything_built(self):
+        exercises, _ = fixture_results()
+        self.assertEqual(grade.junit_with_failures(fixture("all.xml"), exercises), fixture("all.xml"))
+
+
+class ChapterFailureReport(unittest.TestCase):
+    def setUp(self):
+        exercises, strays = results_with_failure("01")
+        self.text = grade.render_report(exercises, strays, colour=False, root=ROOT)
+        self.lines = self.text.splitlines()
+
+    def test_lines(self):
+        chapter = self.text.split("Chapter 01: Greedy decoding\n")[1].split("\n\n")[0].splitlines()
+        self.assertEqual(chapter[:4], [
+            "  ✗ 01.1 Argmax with the tie rule (does not compile)",
+            "  ✗ 01.2 Greedy generation with the EOS rule (does not compile)",
+            "      exercises/01-greedy/argmax.cpp: In function ‘int argmax(const std::vector<float>&)’:",
+            "      exercises/01-greedy/argmax.cpp:6:3: error: expected ‘,’ or ‘;’ before ‘for’"])
+        self.assertEqual(chapter[-2:], ["  chapter 01 does not compile: fix the first error above",
+                                        "  chapter 01: 0/2 exercises, 0/3 points"])
+        self.assertFalse(any(l.startswith("      start in") or "hint for 01" in l for l in chapter))
+
+    def test_the_error_is_shown_once(self):
+        self.assertEqual(self.text.count("error: expected ‘,’ or ‘;’ before ‘for’"), 1)
+        self.assertEqual(self.text.count("fix the first error above"), 1)
+
+    def test_other_chapters_as_usual(self):
+        self.assertIn("  ✓ 00.1 Take the last position's logits", self.lines)
+        self.assertIn("        crashed (segmentation fault?)", self.lines)
+        self.assertIn("[####----------------] 2/11 exercises, 2/12 points", self.lines)
+
+    def test_next_points_at_the_first_broken_chapter(self):
+        self.assertEqual(self.lines[-1], "next: make chapter 01 compile (its first error is shown above)")
+        exercises, _ = grade.group_by_exercise(fixture_manifest(), [], {
+            c: grade.BuildFailure(c, [], kind="not-built") for c in ("00", "01", "02")})
+        text = grade.render_report(exercises, colour=False, root=ROOT)
+        self.assertIn("  ✗ 00.1 Take the last position's logits (not built)", text)
+        self.assertIn("  exercise_tests_00 is not built: run ./grade without --no-build", text)
+        self.assertTrue(text.endswith("next: run ./grade without --no-build\n"))
+
+    def test_colour(self):
+        exercises, strays = results_with_failure("01")
+        text = grade.render_report(exercises, strays, colour=True, root=ROOT)
+        self.assertIn("\033[31m(does not compile)\033[0m", text)
+        self.assertIn("\033[31mchapter 01 does not compile: fix the first error above\033[0m", text)
+
+    def test_a_copy_of_exercises_is_named(self):
+        exercises, _ = fixture_results()
+        text = grade.render_report(exercises, colour=False, root=ROOT, exercises_dir=Path("/srv/ada/exercises"))
+        self.assertTrue(text.startswith("decodebook: grading the exercises in /srv/ada/exercises\n"))
+        self.assertIn("      start in /srv/ada/exercises/01-greedy/argmax.cpp", text.splitlines())
+        solutions = grade.render_report(exercises, colour=False, solutions=True, root=ROOT,
+                                        exercises_dir=Path("/srv/ada/exercises"))
+        self.assertTrue(solutions.startswith("decodebook: grading the worked solutions\n"))
+
+
+class Selection2(unittest.TestCase):
+    manifest = fixture_manifest()
+
+    def pick(self, which):
+        return grade.select_exercises(self.manifest, which)
+
+    def test_whole_chapters_run_by_chapter(self):
+        self.assertEqual(grade.tests_regex(self.manifest, self.pick(None), {}), r"^student: ?ex(00|01|02)\.")
+        self.assertEqual(grade.tests_regex(self.manifest, self.pick("01"), {}), r"^student: ?ex(01)\.")
+
+    def test_chapters_that_failed_are_left_out(self):
+        regex = grade.tests_regex(self.manifest, self.pick(None), {"01": failed_chapter()})
+        self.assertEqual(regex, r"^student: ?ex(00|02)\.")
+        pattern = re.compile(regex)
+        self.assertTrue(pattern.search("student:ex02.7 later test"))   # a test the manifest lacks still runs
+        self.assertFalse(pattern.search("student:ex01.1 argmax picks"))
+        self.assertFalse(pattern.search("student:ex0211 odd"))
+        self.assertIsNone(grade.tests_regex(self.manifest, self.pick("01"), {"01": failed_chapter()}))
+
+    def test_single_exercises_run_by_id(self):
+        self.assertEqual(grade.tests_regex(self.manifest, self.pick("02.3"), {}), r"^student: ?ex(02\.3) ")
+
+    def test_chapters_in_course_order(self):
+        self.assertEqual(grade.selected_chapters(self.pick(None)), ["00", "01", "02"])
+        self.assertEqual(grade.selected_chapters(self.pick("01.2")), ["01"])
+
+    def test_exercises_dir_from_the_cache(self):
+        cache = "DECODEBOOK_EXERCISES_DIR:PATH=/srv/ada/exercises\n"
+        self.assertEqual(grade.other_exercises_dir(cache, ROOT), Path("/srv/ada/exercises"))
+        self.assertIsNone(grade.other_exercises_dir(f"DECODEBOOK_EXERCISES_DIR:PATH={ROOT}/exercises\n", ROOT))
+        self.assertIsNone(grade.other_exercises_dir("CMAKE_BUILD_TYPE:STRING=Release\n", ROOT))
+        self.assertEqual(grade.cache_value("A:STRING=x y \nB:BOOL=ON\n", "A"), "x y")
+
+    def test_student_files(self):
+        files = ["exercises/01-greedy/argmax.cpp", "README.md"]
+        self.assertEqual(grade.student_files(files), files)
+        self.assertEqual(grade.student_files(files, "/srv/ada/exercises", ROOT),
+                         ["/srv/ada/exercises/01-greedy/argmax.cpp", "README.md"])
+        self.assertEqual(grade.student_files(files, f"{ROOT}/build-x/ex", ROOT),
+                         ["build-x/ex/01-greedy/argmax.cpp", "README.md"])
+
+
+class CommandLine(unittest.TestCase):
+    def test_jobs_must_be_a_positive_whole_number(self):
+        for bad in ("0", "-3", "two"):
+            with contextlib.redirect_stderr(io.StringIO()) as err, self.assertRaises(SystemExit) as exit_:
+                grade.parse_args(["--jobs", bad])
+            self.assertEqual(exit_.exception.code, 2, bad)
+            self.assertIn("--jobs", err.getvalue())
+        self.assertEqual(grade.parse_args(["--jobs", "3"]).jobs, 3)
+        self.assertEqual(grade.parse_args([]).jobs, 2)
+
+
+class FakeTools:
+    """Stands in for cmake and ctest: the chapters in `broken` fail to build with their log; ctest
+    writes the fixture's testcases that its -R matches, as CTest would."""
+
+    def __init__(self, broken=None):
+        self.broken, self.calls = broken or {}, []
+
+    def __call__(self, cmd):
+        self.calls.append(cmd)
+        if cmd[0] == "cmake" and "--target" in cmd:
+            chapter = cmd[cmd.index("--target") + 1].rsplit("_", 1)[1]
+            log = self.broken.get(chapter)
+            return subprocess.CompletedProcess(cmd, 2 if log else 0, log or "")
+        if cmd[0] == "ctest":
+            pattern = re.compile(cmd[cmd.index("-R") + 1])
+            suite = ET.fromstring(fixture("all.xml"))
+            for case in suite.findall("testcase"):
+                if not pattern.search(case.get("name")):
+                    suite.remove(case)
+            Path(cmd[cmd.index("--output-junit") + 1]).write_text(ET.tostring(suite, encoding="unicode"))
+            return subprocess.CompletedProcess(cmd, 8, fixture("all.ctest.txt"))
+        raise AssertionError(f"unexpected command {cmd}")
+
+    def targets(self):
+        return [c[c.index("--target") + 1] for c in self.calls if c[0] == "cmake"]
+
+    def ctest_regexes(self):
+        return [c[c.index("-R") + 1] for c in self.calls if c[0] == "ctest"]
+
+
 class Main(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        tmp = Path(self.tmp.name)
+        (tmp / "repo" / "exercises").mkdir(parents=True)
+        (tmp / "repo" / "exercises" / "manifest.json").write_text(fixture("manifest.json"))
+        (tmp / "build").mkdir()
+        (tmp / "build" / "CMakeCache.txt").write_text("DECODEBOOK_SOLUTIONS:BOOL=OFF\n")
+        self.dir = tmp
+
+    def grade_with(self, tools, *args):
+        out = self.dir / "out"
+        with mock.patch.object(grade, "run", tools), mock.patch.object(grade, "REPO", self.dir / "repo"), \
+                contextlib.redirect_stdout(io.StringIO()) as stdout:
+            code = grade.main(["--build-dir", str(self.dir / "build"), "--json", f"{out}.json",
+                               "--junit", f"{out}.xml", "--gradescope", f"{out}.gs.json", *args])
+        return code, stdout.getvalue(), json.loads(Path(f"{out}.json").read_text())
+
+    def test_each_chapter_builds_on_its_own_and_a_broken_one_is_not_run(self):
+        # the log names the real repository: main() shortens paths against it
+        log = fixture("build_error.txt").replace(ROOT, str(grade.REPO))
+        tools = FakeTools({"01": log})
+        code, text, doc = self.grade_with(tools)
+        self.assertEqual(code, 0)
+        self.assertEqual(tools.targets(), ["exercise_tests_00", "exercise_tests_01", "exercise_tests_02"])
+        self.assertEqual(tools.ctest_regexes(), [r"^student: ?ex(00|02)\."])
+        self.assertIn("  ✗ 01.1 Argmax with the tie rule (does not compile)", text.splitlines())
+        self.assertIn("      exercises/01-greedy/argmax.cpp:6:3: error: expected ‘,’ or ‘;’ before ‘for’",
+                      text.splitlines())
+        self.assertIn("  ✓ 00.1 Take the last position's logits", text.splitlines())
+        statuses = {t["name"]: t["status"] for t in doc["tests"]}
+        self.assertEqual((statuses["ex01.1 (does not compile)"], statuses["ex01.2 (does not compile)"]),
+                         ("error", "error"))
+        self.assertNotIn("ex01.2 greedy stops at EOS", statuses)
+        self.assertEqual((doc["status"], doc["score"]), ("fail", 2))
+        junit = ET.fromstring((self.dir / "out.xml").read_text())
+        self.assertEqual(junit.get("errors"), "2")
+        gradescope = json.loads((self.dir / "out.gs.json").read_text())
+        self.assertIn("ex01.1 (does not compile)", [t["name"] for t in gradescope["tests"]])
+
+    def test_one_exercise_builds_only_its_chapter(self):
+        tools = FakeTools()
+        code, text, doc = self.grade_with(tools, "01.2")
+        self.assertEqual((code, tools.targets(), tools.ctest_regexes()),
+                         (0, ["exercise_tests_01"], [r"^student: ?ex(01\.2) "]))
+        self.assertEqual([t["name"] for t in doc["tests"]],
+                         ["ex01.2 greedy matches the golden tokens", "ex01.2 greedy stops at EOS"])
+
+    def test_when_every_chapter_fails_the_report_is_printed_and_the_exit_is_1(self):
+        tools = FakeTools({c: fixture("build_error.txt") for c in ("00", "01", "02")})
+        code, text, doc = self.grade_with(tools)
+        self.assertEqual(code, 1)
+        self.assertEqual(tools.ctest_regexes(), [])                   # nothing stale is run
+        self.assertEqual(text.count("(does not compile)"), 11)
+        self.assertIn("[--------------------] 0/11 exercises, 0/12 points", text)
+        self.assertEqual(doc["status"], "error")
+        self.assertEqual(len(doc["tests"]), 11)
+
+    def test_no_build_skips_chapters_without_a_test_program(self):
+        for chapter in ("00", "02"):
+            (self.dir / "build" / f"exercise_tests_{chapter}").touch()
+        tools = FakeTools()
+        code, text, doc = self.grade_with(tools, "--no-build")
+        self.assertEqual((code, tools.targets(), tools.ctest_regexes()), (0, [], [r"^student: ?ex(00|02)\."]))
+        self.assertIn("  ✗ 01.1 Argmax with the tie rule (not built)", text.splitlines())
+        self.assertIn("ex01.1 (not built)", [t["name"] for t in doc["tests"]])
+
+    def test_a_build_of_a_copy_that_is_gone_says_how_to_fix_it(self):
+        (self.dir / "build" / "CMakeCache.txt").write_text(
+            "DECODEBOOK_SOLUTIONS:BOOL=OFF\nDECODEBOOK_EXERCISES_DIR:PATH=/nonexistent/copy/exercises\n")
+        tools = FakeTools()
+        code, text, doc = self.grade_with(tools)
+        self.assertEqual((code, tools.calls, doc["status"]), (1, [], "error"))
+        self.assertIn("/nonexistent/copy/exercises, which does not exist", text)
+        self.assertIn("-DDECODEBOOK_EXERCISES_DIR=", doc["message"])
+
+    def test_jobs_zero_is_refused_before_anything_runs(self):
+        tools = FakeTools()
+        with mock.patch.object(grade, "run", tools), contextlib.redirect_stderr(io.StringIO()), \
+                self.assertRaises(SystemExit) as exit_:
+            grade.main(["--jobs", "0"])
+        self.assertEqual((exit_.exception.code, tools.calls), (2, []))
+
+
+
+class MainErrors(unittest.TestCase):
     def test_unknown_chapter_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()) as err:
             self.assertEqual(grade.main(["99-nothing"]), 2)

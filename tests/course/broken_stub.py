@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""End-to-end check that a stub which does not compile breaks only its own chapter.
+
+    /usr/bin/python3 tests/course/broken_stub.py --build-dir build-tests [--jobs 2]
+
+Copies exercises/ to a temporary folder, puts a syntax error into the copy's
+04-penalties/repetition.cpp, points the (configured) build folder at the copy with
+-DDECODEBOOK_EXERCISES_DIR, and checks that
+  (a) `cmake --build BUILD --target chapter-00` succeeds and `BUILD/chapter-00 --max-new-tokens 4`
+      exits 0;
+  (b) `./grade --build-dir BUILD --json FILE` exits 0, reports every exercise of chapters 00-03 as
+      usual (the untouched stubs: "not started") and 04.1, 04.2, 04.3 as not compiling with the
+      broken file's first error under chapter 04, and its results.json has those three as
+      "error" entries scoring 0.
+Whatever happens, the build folder is reconfigured back to the exercises folder it had (the
+repository's exercises/ by default), so it is left configured as it was; its next build relinks
+the exercise libraries from there. Only the exercise libraries, chapter-00 and the exercise test
+programs are rebuilt (a minute or two on two cores). Exit status 0 when every check passed, 1 when
+one failed, 2 when the build folder is not configured.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+BROKEN_CHAPTER = "04"
+BROKEN_FILE = "04-penalties/repetition.cpp"
+INJECTED = "int broken_stub_injected_error = ;  // injected by tests/course/broken_stub.py"
+
+
+def run(cmd, **kwargs):
+    """Run a command, its stderr folded into its stdout."""
+    return subprocess.run([str(c) for c in cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, errors="replace", **kwargs)
+
+
+def cache_value(build_dir, name):
+    match = re.search(rf"^{re.escape(name)}:\w+=(.*)$", (build_dir / "CMakeCache.txt").read_text(errors="replace"),
+                      re.M)
+    return match.group(1).strip() if match else None
+
+
+def reconfigure(build_dir, exercises_dir):
+    return run(["cmake", "-S", REPO, "-B", build_dir, f"-DDECODEBOOK_EXERCISES_DIR={exercises_dir}"])
+
+
+def tail(text, lines=30):
+    return "\n".join("    | " + line for line in text.rstrip().splitlines()[-lines:])
+
+
+class Checks:
+    def __init__(self):
+        self.passed, self.failed = [], []
+
+    def check(self, ok, what, detail=""):
+        (self.passed if ok else self.failed).append(what)
+        print(f"{'PASS' if ok else 'FAIL'}: {what}", flush=True)
+        if not ok and detail:
+            print(detail, flush=True)
+        return ok
+
+
+def break_stub(copy):
+    """Append a line that cannot compile to the copy's stub; -> its line number."""
+    path = copy / BROKEN_FILE
+    text = path.read_text(encoding="utf-8")
+    text = text if text.endswith("\n") else text + "\n"
+    path.write_text(text + INJECTED + "\n", encoding="utf-8")
+    return len(text.splitlines()) + 1
+
+
+def check_chapter_00(checks, build_dir, jobs):
+    done = run(["cmake", "--build", build_dir, "--target", "chapter-00", "-j", jobs])
+    if not checks.check(done.returncode == 0, "chapter-00 builds while a chapter 04 stub does not compile",
+                        tail(done.stdout)):
+        return
+    ran = run([build_dir / "chapter-00", "--max-new-tokens", "4"], env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    checks.check(ran.returncode == 0, "chapter-00 --max-new-tokens 4 exits 0",
+                 f"    exit status {ran.returncode}\n" + tail(ran.stdout))
+
+
+def check_grade(checks, build_dir, jobs, results, line):
+    manifest = json.loads((REPO / "exercises" / "manifest.json").read_text(encoding="utf-8"))["exercises"]
+    done = run([sys.executable, REPO / "grade", "--build-dir", build_dir, "--jobs", jobs, "--json", results])
+    report = done.stdout
+    lines = report.splitlines()
+    failed_before = len(checks.failed)
+    checks.check(done.returncode == 0, "./grade exits 0", f"    exit status {done.returncode}")
+    for ex in manifest:
+        if ex["chapter"] == BROKEN_CHAPTER:
+            want = f"  ✗ {ex['id']} {ex['title']} (does not compile)"
+        else:
+            want = f"  ✗ {ex['id']} {ex['title']} (not started)"
+        checks.check(want in lines, f"the report says: {want.strip()}")
+    chapter = report.split(f"\nChapter {BROKEN_CHAPTER}:", 1)[-1]
+    where = re.compile(rf"{re.escape(BROKEN_FILE)}:{line}:\d+: error: ")
+    checks.check(any(where.search(l) for l in chapter.splitlines()),
+                 f"chapter {BROKEN_CHAPTER} shows the injected error ({BROKEN_FILE}:{line})")
+    checks.check(f"  chapter {BROKEN_CHAPTER} does not compile: fix the first error above" in lines,
+                 f"chapter {BROKEN_CHAPTER} ends with 'fix the first error above'")
+    checks.check(report.count(INJECTED.split(";")[0]) == 1, "the error is shown once")
+    if len(checks.failed) > failed_before:
+        print("./grade printed:\n" + tail(report, 150), flush=True)
+    try:
+        doc = json.loads(Path(results).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        checks.check(False, "results.json was written", f"    {error}")
+        return
+    by_exercise = {}
+    for entry in doc.get("tests", []):
+        by_exercise.setdefault(entry["exercise"], []).append(entry)
+    for ex in manifest:
+        entries = by_exercise.get(ex["id"], [])
+        if ex["chapter"] == BROKEN_CHAPTER:
+            ok = ([(e["name"], e["status"], e["score"]) for e in entries] ==
+                  [(f"ex{ex['id']} (does not compile)", "error", 0)]
+                  and BROKEN_FILE in entries[0].get("message", ""))
+            checks.check(ok, f"results.json: ex{ex['id']} is an 'error' entry with the compile error",
+                         "    " + json.dumps(entries, ensure_ascii=False)[:600])
+        else:
+            ok = bool(entries) and all(e["name"].startswith(f"ex{ex['id']} ") and "compile" not in e["name"]
+                                       for e in entries)
+            checks.check(ok, f"results.json: ex{ex['id']} has its tests as usual ({len(entries)})",
+                         "    " + json.dumps(entries, ensure_ascii=False)[:600])
+    checks.check(doc.get("status") == "fail" and doc.get("score") == 0,
+                 "results.json: top-level status 'fail', score 0",
+                 f"    status {doc.get('status')!r}, score {doc.get('score')!r}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--build-dir", required=True, help="a configured build folder (e.g. build-tests)")
+    parser.add_argument("--jobs", type=int, default=2, choices=range(1, 65), metavar="N",
+                        help="parallel build jobs (default 2)")
+    args = parser.parse_args(argv)
+    build_dir = Path(args.build_dir).resolve()
+    if not (build_dir / "CMakeCache.txt").exists():
+        print(f"broken_stub: {build_dir} is not a configured build folder (run cmake -S . -B {args.build_dir})",
+              file=sys.stderr)
+        return 2
+    original = cache_value(build_dir, "DECODEBOOK_EXERCISES_DIR") or str(REPO / "exercises")
+    checks, start, steps = Checks(), time.monotonic(), []
+    # a SIGTERM (a CI timeout, kill) still reconfigures the build folder back (the finally below)
+    signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(128 + number))
+    with tempfile.TemporaryDirectory(prefix="decodebook-broken-stub-") as tmp:
+        copy = Path(tmp) / "exercises"
+        shutil.copytree(REPO / "exercises", copy)
+        line = break_stub(copy)
+        print(f"broken_stub: {BROKEN_FILE}:{line} of a copy in {copy} does not compile; "
+              f"building {build_dir.name} against it", flush=True)
+        try:
+            step = time.monotonic()
+            done = reconfigure(build_dir, copy)
+            steps.append(("configure", time.monotonic() - step))
+            if checks.check(done.returncode == 0, "the build folder configures with the copy", tail(done.stdout)):
+                step = time.monotonic()
+                check_chapter_00(checks, build_dir, args.jobs)
+                steps.append(("chapter-00", time.monotonic() - step))
+                step = time.monotonic()
+                check_grade(checks, build_dir, args.jobs, Path(tmp) / "results.json", line)
+                steps.append(("./grade", time.monotonic() - step))
+        finally:
+            restored = reconfigure(build_dir, original)
+            checks.check(restored.returncode == 0 and cache_value(build_dir, "DECODEBOOK_EXERCISES_DIR") == original,
+                         f"the build folder is configured back to {original}", tail(restored.stdout))
+    times = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in steps)
+    print(f"broken_stub: {time.monotonic() - start:.0f} s ({times})")
+    if checks.failed:
+        print("FAIL: broken_stub: " + "; ".join(checks.failed))
+    else:
+        print("PASS: broken_stub: a stub of chapter 04 that does not compile breaks only chapter 04")
+    print(f"broken_stub: {len(checks.passed)} passed, {len(checks.failed)} failed")
+    return 1 if checks.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
