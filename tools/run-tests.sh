@@ -24,7 +24,7 @@ export OPENBLAS_NUM_THREADS=1
 
 /usr/bin/python3 tests/course/test_check_course.py
 /usr/bin/python3 tests/course/check_course.py --no-build
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDECODEBOOK_SOLUTIONS=OFF
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDECODEBOOK_SOLUTIONS=OFF -DDECODEBOOK_EXERCISES_DIR="$PWD/exercises"
 cmake --build "$build" -j2
 ctest --test-dir "$build" -L "engine|chapter" -j2 --timeout 300 --output-on-failure --output-junit junit-engine.xml
 /usr/bin/python3 tests/course/check_course.py --build-dir "$build"

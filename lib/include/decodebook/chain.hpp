@@ -21,7 +21,7 @@ struct DecodeContext {
     std::vector<int> eos_ids{};         ///< the ids that end generation (min_new_tokens masks them)
 };
 
-/// One step of the chain: a name for --show-chain and the edit it makes to the logits.
+/// One step of the chain: a name for `--show-chain` and the edit it makes to the logits.
 /// Introduced in chapter 02.
 struct Processor {
     std::string name;  ///< e.g. "top_p(0.9)"

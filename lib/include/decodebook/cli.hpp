@@ -15,28 +15,28 @@
 
 namespace decodebook {
 
-/// An option of one program only (e.g. decodebook-diversity's --prompts). Introduced in chapter 04.
+/// An option of one program only (e.g. decodebook-diversity's `--prompts`). Introduced in chapter 04.
 struct ExtraOption {
     std::string flag;           ///< without dashes, e.g. "prompts"
-    std::string help;           ///< one line for --help
+    std::string help;           ///< one line for `--help`
     std::string default_value;  ///< text; read it back with CommandLine::extra_int
 };
 
-/// What a program is and which knobs it takes, shown by --help. Introduced in chapter 00.
+/// What a program is and which knobs it takes, shown by `--help`. Introduced in chapter 00.
 struct ProgramInfo {
     /// A program with the library's defaults and the Length knobs only. Introduced in chapter 00.
     ProgramInfo(std::string program_name, std::string one_line, std::string prompt)
         : program(std::move(program_name)), title(std::move(one_line)), default_prompt(std::move(prompt)) {}
     std::string program;         ///< e.g. "chapter-00"
     std::string title;           ///< one line: what the program shows
-    std::string default_prompt;  ///< used when --prompt is not given; empty: the program takes no --prompt
+    std::string default_prompt;  ///< used when `--prompt` is not given; empty: the program takes no `--prompt`
     GenerationConfig defaults{};  ///< this program's defaults (chapters 02-04 sample by default)
     /// The knob groups it accepts: every program takes Length; the greedy chapters 00-01 nothing
     /// else, every later chapter and decodebook-generate all of them.
     std::vector<KnobGroup> knob_groups{KnobGroup::Length};
-    /// The columns `--csv FILE` writes, e.g. "step,context_length,milliseconds,token"; empty: no --csv.
+    /// The columns `--csv FILE` writes, e.g. "step,context_length,milliseconds,token"; empty: no `--csv`.
     std::string csv_columns{};
-    bool interactive = false;             ///< offers --interactive (decodebook-generate's REPL)
+    bool interactive = false;             ///< offers `--interactive` (decodebook-generate's REPL)
     std::vector<ExtraOption> extra{};     ///< options of this program only
 };
 
@@ -46,13 +46,13 @@ ProgramInfo sampling_chapter(std::string program, std::string title, std::string
 
 /// A parsed command line. Introduced in chapter 00.
 struct CommandLine {
-    std::string prompt;          ///< -p, --prompt TEXT
-    std::string model_dir;       ///< -m, --model DIR, resolved (see resolve_model_dir)
+    std::string prompt;          ///< `-p, --prompt TEXT`
+    std::string model_dir;       ///< `-m, --model DIR`, resolved (see resolve_model_dir)
     GenerationConfig config;     ///< the program's defaults with every knob given applied, validated
-    bool show_steps = false;     ///< --show-steps: a table of every step
-    bool show_chain = false;     ///< --show-chain: print the processor chain (with the sampling knobs)
-    bool interactive = false;    ///< -i, --interactive (with ProgramInfo::interactive)
-    std::string csv;             ///< --csv FILE (with ProgramInfo::csv_columns); empty: no file
+    bool show_steps = false;     ///< `--show-steps`: a table of every step
+    bool show_chain = false;     ///< `--show-chain`: print the processor chain (with the sampling knobs)
+    bool interactive = false;    ///< `-i, --interactive` (with ProgramInfo::interactive)
+    std::string csv;             ///< `--csv FILE` (with ProgramInfo::csv_columns); empty: no file
     std::map<std::string, std::string> extra;  ///< ProgramInfo::extra, by flag
     /// An extra option as a whole number in [lo, hi]. Introduced in chapter 04.
     /// @throws Error naming the flag and the range.

@@ -27,7 +27,7 @@ int argmax(const xt::xtensor<float, 1>& logits);
 /// Chooses the next token from the last position's logits (V).
 using Picker = std::function<int(const xt::xtensor<float, 1>& logits)>;
 
-/// What one step of the loop did, for --show-steps and timing tables. Introduced in chapter 00.
+/// What one step of the loop did, for `--show-steps` and timing tables. Introduced in chapter 00.
 struct StepRecord {
     int step = 0;             ///< 0-based index of the new token
     int context_length = 0;   ///< tokens fed to the forward pass at this step

@@ -83,7 +83,7 @@ struct Knob {
     std::string name;        ///< Hugging Face's name, e.g. "top_p"
     std::string flag;        ///< the command-line name without dashes, e.g. "top-p"
     KnobGroup group;         ///< which programs take it
-    std::string help;        ///< one line for --help
+    std::string help;        ///< one line for `--help`
     std::string rule;        ///< the valid values, e.g. "in [0, 1] (1 = off)"
     bool implies_sampling;   ///< giving it on a command line (or :set) turns do_sample on
     std::function<std::string(const GenerationConfig&)> get;          ///< the value, as text
@@ -91,7 +91,7 @@ struct Knob {
     std::function<bool(const GenerationConfig&)> valid;               ///< the stored value is valid
 };
 
-/// The table, in the order --help and --show-config print it. Introduced in chapter 02.
+/// The table, in the order `--help` and `--show-config` print it. Introduced in chapter 02.
 const std::vector<Knob>& knobs();
 
 /// The row whose name ("top_p") or flag ("top-p") is `name`. Introduced in chapter 02.

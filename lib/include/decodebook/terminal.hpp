@@ -17,7 +17,7 @@ class Tokenizer;
 /// shown as `\xNN`. Introduced in chapter 00.
 std::string visible_token(const std::string& bytes);
 
-/// Print the --show-steps table (step, id, token text, logit, probability, ms).
+/// Print the `--show-steps` table (step, id, token text, logit, probability, ms).
 /// Introduced in chapter 00.
 void print_steps(std::ostream& out, const std::vector<StepRecord>& steps, const Tokenizer& tokenizer);
 
