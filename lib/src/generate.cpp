@@ -46,7 +46,10 @@ StoppingCriterion max_new_tokens_criterion(int max_new_tokens) {
 
 StoppingCriterion eos_criterion(std::vector<int> eos_ids) {
     std::string name;
-    for (int id : eos_ids) name += (name.empty() ? "" : ", ") + std::to_string(id);
+    for (int id : eos_ids) {
+        if (!name.empty()) name += ", ";
+        name += std::to_string(id);
+    }
     return {"eos(" + name + ")", [eos_ids](const StopState& s) -> std::optional<FinishReason> {
                 for (int id : eos_ids)
                     if (!s.generated.empty() && s.generated.back() == id) return FinishReason::Eos;

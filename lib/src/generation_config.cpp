@@ -34,7 +34,10 @@ std::string spell(const Spelling<Enum> (&table)[N], Enum value) {
 template <class Enum, size_t N>
 std::string spellings(const Spelling<Enum> (&table)[N]) {
     std::string all;
-    for (const auto& s : table) all += (all.empty() ? "" : ", ") + std::string(s.text);
+    for (const auto& s : table) {
+        if (!all.empty()) all += ", ";
+        all += std::string(s.text);
+    }
     return all;
 }
 
@@ -125,7 +128,10 @@ Knob eos_knob() {
         if (!c.eos_token_id) return std::string("model");
         if (c.eos_token_id->empty()) return std::string("none");
         std::string s;
-        for (int id : *c.eos_token_id) s += (s.empty() ? "" : ",") + std::to_string(id);
+        for (int id : *c.eos_token_id) {
+            if (!s.empty()) s += ",";
+            s += std::to_string(id);
+        }
         return s;
     };
     k.set = [rule = k.rule](GenerationConfig& c, const std::string& text) {
@@ -217,7 +223,7 @@ const Knob& find_knob(const std::string& name) {
     for (const Knob& k : knobs())
         if (k.name == name || k.flag == name) return k;
     std::string all;
-    for (const Knob& k : knobs()) all += (all.empty() ? "" : " ") + k.flag;
+    for (const Knob& k : knobs()) all += all.empty() ? "" : " ", all += k.flag;
     throw Error("unknown parameter '" + name + "'", "use one of: " + all);
 }
 
@@ -244,7 +250,10 @@ std::string describe(const GenerationConfig& config, const std::vector<KnobGroup
     for (const Knob& k : knobs()) {
         bool wanted = groups.empty();
         for (KnobGroup g : groups) wanted = wanted || g == k.group;
-        if (wanted) s += (s.empty() ? "" : ", ") + k.name + " " + k.get(config);
+        if (wanted) {
+            if (!s.empty()) s += ", ";
+            s += k.name + " " + k.get(config);
+        }
     }
     return s;
 }
