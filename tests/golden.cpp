@@ -8,7 +8,11 @@
 
 namespace golden {
 
-std::string model_dir() { return std::string(DECODEBOOK_SOURCE_DIR) + "/models/fortunes-gpt2"; }
+std::string model_dir() {
+    std::string dir = DECODEBOOK_SOURCE_DIR;  // appended, not operator+: GCC 12 warns falsely on that
+    dir += "/models/fortunes-gpt2";
+    return dir;
+}
 
 nlohmann::json load(const std::string& name) {
     const std::string path = std::string(DECODEBOOK_TEST_DATA) + "/" + name;

@@ -104,13 +104,16 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         usage_error(info.program, e.what());
     }
     if (result.count("help")) {
-        std::cout << options.help() << "\nWith no sampling flag, decoding is "
-                  << (info.defaults.do_sample ? "sampling (this program's default)" : "greedy (HF's default)")
-                  << (takes(info, KnobGroup::Sampling)
-                          ? "; --do-sample, or any of --temperature --top-k --top-p --min-p, turns sampling on "
-                            "(--do-sample false keeps it off)."
-                          : ".")
-                  << std::endl;
+        std::cout << options.help({"", "stopping", "sampling", "penalties"}) << "\n";
+        if (!takes(info, KnobGroup::Sampling)) {
+            std::cout << "This program always decodes greedily (argmax).\n";
+        } else if (info.defaults.do_sample) {
+            std::cout << "This program samples by default; --do-sample false decodes greedily.\n";
+        } else {
+            std::cout << "With no sampling flag, decoding is greedy (HF's default); --do-sample, or any of --temperature\n"
+                         "--top-k --top-p --min-p, turns sampling on (--do-sample false keeps it off).\n";
+        }
+        std::cout << std::flush;
         std::exit(0);
     }
     if (!result.unmatched().empty()) {

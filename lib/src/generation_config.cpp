@@ -122,8 +122,8 @@ Knob choice(std::string name, std::string flag, KnobGroup group, std::string hel
 // eos_token_id: "model" (the model's own), "none", or ids separated by commas.
 Knob eos_knob() {
     Knob k{"eos_token_id", "eos-token-id", KnobGroup::Stopping,
-           "ids that end generation (kept in the output): model = the model's own, none, or 7,9",
-           "model, none, or ids >= 0 separated by commas", false, {}, {}, {}};
+           "ids that end generation (kept in the output)",
+           "model (the model's own), none, or ids >= 0 separated by commas", false, {}, {}, {}};
     k.get = [](const GenerationConfig& c) {
         if (!c.eos_token_id) return std::string("model");
         if (c.eos_token_id->empty()) return std::string("none");
@@ -166,43 +166,43 @@ std::vector<Knob> make_table() {
     t.push_back(number<int>("max_new_tokens", "max-new-tokens", G::Length, "tokens to generate at most", &C::max_new_tokens,
                             [](int v) { return v >= 1; }, ">= 1"));
     t.push_back(number<int>("min_new_tokens", "min-new-tokens", G::Stopping,
-                            "mask every EOS id until this many new tokens (HF); 0 = off", &C::min_new_tokens,
+                            "mask every EOS id until this many new tokens (HF)", &C::min_new_tokens,
                             [](int v) { return v >= 0; }, ">= 0 (0 = off)"));
     t.push_back(eos_knob());
     Knob sample{"do_sample", "do-sample", G::Sampling,
-                "sample (true) or take the argmax (false, HF's default); a sampling flag turns it on", "true or false",
+                "sample (true) or take the argmax after the penalties (false, HF's default)", "true or false",
                 false, {}, {}, {}};
     sample.get = [](const C& c) { return std::string(c.do_sample ? "true" : "false"); };
     sample.set = [](C& c, const std::string& text) { c.do_sample = parse_bool("do-sample", text); };
     sample.valid = [](const C&) { return true; };
     t.push_back(sample);
-    t.push_back(number<float>("temperature", "temperature", G::Sampling, "z / T when sampling; 0 = greedy",
+    t.push_back(number<float>("temperature", "temperature", G::Sampling, "z / T when sampling",
                               &C::temperature, [=](float v) { return finite(v) && v >= 0; }, ">= 0 (0 = greedy)", true));
-    t.push_back(number<int>("top_k", "top-k", G::Sampling, "keep the k most likely (ties kept); 0 = off", &C::top_k,
+    t.push_back(number<int>("top_k", "top-k", G::Sampling, "keep the k most likely (ties kept)", &C::top_k,
                             [](int v) { return v >= 0; }, ">= 0 (0 = off)", true));
-    t.push_back(number<float>("top_p", "top-p", G::Sampling, "nucleus mass; 1 = off", &C::top_p,
+    t.push_back(number<float>("top_p", "top-p", G::Sampling, "keep the smallest set of likeliest tokens with this mass", &C::top_p,
                               [](float v) { return v >= 0 && v <= 1; }, "in [0, 1] (1 = off)", true));
-    t.push_back(number<float>("min_p", "min-p", G::Sampling, "keep p >= min_p * p_max; 0 = off", &C::min_p,
+    t.push_back(number<float>("min_p", "min-p", G::Sampling, "keep p >= min_p * p_max", &C::min_p,
                               [](float v) { return v >= 0 && v <= 1; }, "in [0, 1] (0 = off)", true));
     t.push_back(number<int>("min_tokens_to_keep", "min-tokens-to-keep", G::Sampling,
                             "the truncations never keep fewer", &C::min_tokens_to_keep, [](int v) { return v >= 1; },
                             ">= 1"));
     t.push_back(choice("order", "order", G::Sampling, "processor order of an engine", &C::order, kOrders));
-    t.push_back(number<uint64_t>("seed", "seed", G::Sampling, "seed of the coin stream (any 64-bit value)", &C::seed,
+    t.push_back(number<uint64_t>("seed", "seed", G::Sampling, "seed of the coin stream", &C::seed,
                                  [](uint64_t) { return true; }, "in [0, 2^64)"));
-    t.push_back(number<float>("repetition_penalty", "repetition-penalty", G::Penalties, "CTRL penalty theta; 1 = off",
+    t.push_back(number<float>("repetition_penalty", "repetition-penalty", G::Penalties, "CTRL penalty theta: z / theta if z > 0, else z * theta",
                               &C::repetition_penalty, [=](float v) { return finite(v) && v > 0; }, "> 0 (1 = off)"));
     t.push_back(choice("penalty_scope", "penalty-scope", G::Penalties, "tokens the repetition penalty sees",
                        &C::penalty_scope, kScopes));
     t.push_back(number<int>("penalty_last_n", "penalty-last-n", G::Penalties, "window of --penalty-scope last_n",
                             &C::penalty_last_n, [](int v) { return v >= 1; }, ">= 1"));
-    t.push_back(number<float>("presence_penalty", "presence-penalty", G::Penalties, "OpenAI presence penalty; 0 = off",
+    t.push_back(number<float>("presence_penalty", "presence-penalty", G::Penalties, "OpenAI presence penalty, over the output",
                               &C::presence_penalty, [](float v) { return v >= -2 && v <= 2; }, "in [-2, 2] (0 = off)"));
     t.push_back(number<float>("frequency_penalty", "frequency-penalty", G::Penalties,
-                              "OpenAI frequency penalty; 0 = off", &C::frequency_penalty,
+                              "OpenAI frequency penalty, over the output", &C::frequency_penalty,
                               [](float v) { return v >= -2 && v <= 2; }, "in [-2, 2] (0 = off)"));
     t.push_back(number<int>("no_repeat_ngram_size", "no-repeat-ngram-size", G::Penalties,
-                            "ban repeating any n-gram of this size; 0 = off", &C::no_repeat_ngram_size,
+                            "ban repeating any n-gram of this size", &C::no_repeat_ngram_size,
                             [](int v) { return v >= 0; }, ">= 0 (0 = off)"));
     return t;
 }
