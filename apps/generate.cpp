@@ -69,7 +69,8 @@ void repl(const Session& session, GenerationConfig config, Display display) {
             } else if (line.rfind(":set ", 0) == 0) {
                 std::istringstream in(line.substr(5));
                 std::string name, value;
-                in >> name >> value;
+                in >> name;
+                std::getline(in >> std::ws, value);  // the rest of the line: a stop string may hold spaces
                 GenerationConfig next = config;
                 set_knob(next, name, value);
                 validate(next);

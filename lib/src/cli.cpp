@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include <cxxopts.hpp>
+#include <nlohmann/json.hpp>
 
 #include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
@@ -26,6 +27,7 @@ const char* group_name(KnobGroup g) {
         case KnobGroup::Stopping: return "stopping";
         case KnobGroup::Sampling: return "sampling";
         case KnobGroup::Penalties: return "penalties";
+        case KnobGroup::Beams: return "beam search";
     }
     return "";
 }
@@ -104,7 +106,7 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         usage_error(info.program, e.what());
     }
     if (result.count("help")) {
-        std::cout << options.help({"", "stopping", "sampling", "penalties"}) << "\n";
+        std::cout << options.help({"", "stopping", "sampling", "penalties", "beam search"}) << "\n";
         if (!takes(info, KnobGroup::Sampling)) {
             std::cout << "This program always decodes greedily (argmax).\n";
         } else if (info.defaults.do_sample) {
@@ -124,7 +126,15 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
     try {
         cl.config = info.defaults;
         for (const Knob& k : knobs()) {
-            if (takes(info, k.group) && result.count(k.flag)) set_knob(cl.config, k.flag, result[k.flag].as<std::string>());
+            if (!takes(info, k.group) || !result.count(k.flag)) continue;
+            if (!k.repeatable) {
+                set_knob(cl.config, k.flag, result[k.flag].as<std::string>());
+                continue;
+            }
+            nlohmann::json values = nlohmann::json::array();  // every occurrence, in order
+            for (const auto& kv : result.arguments())
+                if (kv.key() == k.flag) values.push_back(kv.value());
+            set_knob(cl.config, k.flag, values.dump());
         }
         if (takes(info, KnobGroup::Sampling) && result.count("do-sample")) {  // an explicit --do-sample wins
             find_knob("do_sample").set(cl.config, result["do-sample"].as<std::string>());

@@ -9,7 +9,6 @@
 #include "decodebook/rng.hpp"
 #include "decodebook/sampling.hpp"
 #include "decodebook/tokenizer.hpp"
-#include "decodebook/utf8.hpp"
 
 namespace decodebook {
 
@@ -57,8 +56,18 @@ StoppingCriterion eos_criterion(std::vector<int> eos_ids) {
             }};
 }
 
+StoppingCriterion stop_string_criterion() {
+    return {"stop_string", [](const StopState& s) -> std::optional<FinishReason> {
+                if (s.stream.matched_stop()) return FinishReason::StopString;
+                return std::nullopt;
+            }};
+}
+
+std::unique_ptr<TextStream> make_text_stream(const GenerationConfig&) { return std::make_unique<PlainTextStream>(); }
+
 StoppingCriteria stopping_criteria(const GenerationConfig& config, const std::vector<int>& eos_ids) {
     StoppingCriteria criteria;
+    if (!config.stop.empty()) criteria.push_back(stop_string_criterion());
     if (!eos_ids.empty()) criteria.push_back(eos_criterion(eos_ids));
     criteria.push_back(max_new_tokens_criterion(config.max_new_tokens));
     return criteria;
@@ -89,7 +98,7 @@ Generation generate(const Gpt2& model, const Tokenizer& tokenizer, const std::ve
 
     Generation out;
     std::vector<int> sequence = prompt;  // prompt + new tokens: what the model reads
-    Utf8Stream stream;                   // bytes in, printable text out
+    const std::unique_ptr<TextStream> stream = make_text_stream(config);  // bytes in, printable text out
     for (int step = 0;; ++step) {
         const auto start = std::chrono::steady_clock::now();
         // forward the whole sequence (T, V) and keep the row that scores the next token (V)
@@ -106,17 +115,17 @@ Generation generate(const Gpt2& model, const Tokenizer& tokenizer, const std::ve
         StepRecord record{step, static_cast<int>(sequence.size()) - 1, token, logits(static_cast<size_t>(token)),
                           softmax(logits)(static_cast<size_t>(token)),
                           std::chrono::duration<double, std::milli>(end - start).count(),
-                          stream.push(tokenizer.token_bytes(token))};
+                          stream->push(tokenizer.token_bytes(token))};
         out.text += record.text;
         std::optional<FinishReason> reason;
         for (const StoppingCriterion& c : criteria) {
-            if ((reason = c.check({out.ids, out.text}))) {
+            if ((reason = c.check({out.ids, out.text, *stream}))) {
                 out.stopped_by = c.name;
                 break;
             }
         }
         if (reason) {  // the end: release what the stream held back (a cut-off character -> U+FFFD)
-            const std::string tail = stream.flush();
+            const std::string tail = stream->flush();
             record.text += tail;
             out.text += tail;
         }
@@ -124,10 +133,11 @@ Generation generate(const Gpt2& model, const Tokenizer& tokenizer, const std::ve
         if (on_step && on_step(record) == StepAction::Stop && !reason) {
             reason = FinishReason::Callback;
             out.stopped_by = "callback";
-            out.text += stream.flush();
+            out.text += stream->flush();
         }
         if (reason) {
             out.finish_reason = *reason;
+            out.matched_stop = stream->matched_stop().value_or("");
             return out;
         }
     }

@@ -6,6 +6,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "decodebook/error.hpp"
 
 namespace decodebook {
@@ -23,6 +25,12 @@ constexpr Spelling<PenaltyScope> kScopes[] = {{PenaltyScope::PromptAndOutput, "p
                                                {PenaltyScope::LastN, "last_n"}};
 constexpr Spelling<ChainOrder> kOrders[] = {
     {ChainOrder::HuggingFace, "hf"}, {ChainOrder::LlamaCpp, "llama.cpp"}, {ChainOrder::Vllm, "vllm"}};
+
+constexpr Spelling<EarlyStopping> kEarlyStopping[] = {
+    {EarlyStopping::Heuristic, "false"}, {EarlyStopping::Done, "true"}, {EarlyStopping::Never, "never"}};
+constexpr Spelling<BeamScoring> kBeamScoring[] = {{BeamScoring::HuggingFace, "hf"}, {BeamScoring::Vllm, "vllm"}};
+constexpr Spelling<StopMatch> kStopMatch[] = {
+    {StopMatch::Earliest, "earliest"}, {StopMatch::ListOrder, "list_order"}, {StopMatch::TokenOverlap, "token_overlap"}};
 
 template <class Enum, size_t N>
 std::string spell(const Spelling<Enum> (&table)[N], Enum value) {
@@ -158,6 +166,43 @@ Knob eos_knob() {
     return k;
 }
 
+// A true/false knob.
+Knob flag_knob(std::string name, std::string flag, KnobGroup group, std::string help, bool GenerationConfig::*member) {
+    Knob k{name, flag, group, std::move(help), "true or false", false, {}, {}, {}};
+    k.get = [member](const GenerationConfig& c) { return std::string(c.*member ? "true" : "false"); };
+    k.set = [member, flag](GenerationConfig& c, const std::string& text) { c.*member = parse_bool(flag, text); };
+    k.valid = [](const GenerationConfig&) { return true; };
+    return k;
+}
+
+// stop: a JSON array of strings (["User:", "\n--"]), or one bare string for a single stop.
+// On a command line each --stop adds one.
+Knob stop_knob() {
+    Knob k{"stop", "stop", KnobGroup::Stopping, "end the text at this string (repeat --stop for several)",
+           "non-empty strings: one, or a JSON array like [\"User:\", \"\\n--\"]", false, {}, {}, {}};
+    k.repeatable = true;
+    k.get = [](const GenerationConfig& c) { return nlohmann::json(c.stop).dump(); };
+    k.set = [rule = k.rule](GenerationConfig& c, const std::string& text) {
+        std::vector<std::string> stops{text};
+        if (!text.empty() && text[0] == '[') {
+            try {
+                stops = nlohmann::json::parse(text).get<std::vector<std::string>>();
+            } catch (const nlohmann::json::exception&) {
+                throw Error("stop = " + text + " is not a JSON array of strings", "e.g. --stop 'User:' or :set stop [\"User:\"]");
+            }
+        }
+        for (const std::string& s : stops)
+            if (s.empty()) invalid("stop", "stop", "\"\"", rule);
+        c.stop = stops;
+    };
+    k.valid = [](const GenerationConfig& c) {
+        for (const std::string& s : c.stop)
+            if (s.empty()) return false;
+        return true;
+    };
+    return k;
+}
+
 std::vector<Knob> make_table() {
     using G = KnobGroup;
     using C = GenerationConfig;
@@ -169,6 +214,12 @@ std::vector<Knob> make_table() {
                             "mask every EOS id until this many new tokens (HF)", &C::min_new_tokens,
                             [](int v) { return v >= 0; }, ">= 0 (0 = off)"));
     t.push_back(eos_knob());
+    t.push_back(stop_knob());
+    t.push_back(flag_knob("include_stop_str_in_output", "include-stop-str-in-output", G::Stopping,
+                          "keep the matched stop string at the end of the text (vLLM's flag)",
+                          &C::include_stop_str_in_output));
+    t.push_back(choice("stop_match", "stop-match", G::Stopping, "which of several matching stop strings wins",
+                       &C::stop_match, kStopMatch));
     Knob sample{"do_sample", "do-sample", G::Sampling,
                 "sample (true) or take the argmax after the penalties (false, HF's default)", "true or false",
                 false, {}, {}, {}};
@@ -204,11 +255,29 @@ std::vector<Knob> make_table() {
     t.push_back(number<int>("no_repeat_ngram_size", "no-repeat-ngram-size", G::Penalties,
                             "ban repeating any n-gram of this size", &C::no_repeat_ngram_size,
                             [](int v) { return v >= 0; }, ">= 0 (0 = off)"));
+    t.push_back(number<int>("num_beams", "num-beams", G::Beams, "hypotheses kept per step (beam search)",
+                            &C::num_beams, [](int v) { return v >= 1 && v <= 64; }, "in [1, 64] (1 = off)"));
+    t.push_back(number<float>("length_penalty", "length-penalty", G::Beams,
+                              "a finished beam's log-prob sum is divided by length ^ this", &C::length_penalty,
+                              [=](float v) { return finite(v); }, "a finite number (0 = raw sum; 1 is not neutral)"));
+    t.push_back(choice("early_stopping", "early-stopping", G::Beams, "when beam search ends", &C::early_stopping,
+                       kEarlyStopping));
+    t.push_back(number<int>("num_return_sequences", "num-return-sequences", G::Beams,
+                            "finished hypotheses returned (at most num_beams)", &C::num_return_sequences,
+                            [](int v) { return v >= 1; }, ">= 1 and <= num_beams"));
+    t.push_back(choice("beam_scoring", "beam-scoring", G::Beams, "the length a beam's score is normalised by",
+                       &C::beam_scoring, kBeamScoring));
     return t;
 }
 
 }  // namespace
 
+std::string to_string(EarlyStopping rule) { return spell(kEarlyStopping, rule); }
+EarlyStopping parse_early_stopping(const std::string& text) { return parse_spelling(kEarlyStopping, text, "early_stopping"); }
+std::string to_string(BeamScoring scoring) { return spell(kBeamScoring, scoring); }
+BeamScoring parse_beam_scoring(const std::string& text) { return parse_spelling(kBeamScoring, text, "beam_scoring"); }
+std::string to_string(StopMatch rule) { return spell(kStopMatch, rule); }
+StopMatch parse_stop_match(const std::string& text) { return parse_spelling(kStopMatch, text, "stop_match"); }
 std::string to_string(PenaltyScope scope) { return spell(kScopes, scope); }
 PenaltyScope parse_penalty_scope(const std::string& text) { return parse_spelling(kScopes, text, "penalty_scope"); }
 std::string to_string(ChainOrder order) { return spell(kOrders, order); }
@@ -242,6 +311,16 @@ void validate(const GenerationConfig& config) {
         throw Error("min_new_tokens (" + std::to_string(config.min_new_tokens) + ") exceeds max_new_tokens (" +
                         std::to_string(config.max_new_tokens) + ")",
                     "lower --min-new-tokens or raise --max-new-tokens");
+    }
+    if (config.num_return_sequences > config.num_beams) {
+        throw Error("num_return_sequences (" + std::to_string(config.num_return_sequences) + ") exceeds num_beams (" +
+                        std::to_string(config.num_beams) + ")",
+                    "lower --num-return-sequences or raise --num-beams");
+    }
+    if (config.num_beams > 1 && config.do_sample) {
+        throw Error("beam search with sampling (HF's beam sample) is not offered: num_beams is " +
+                        std::to_string(config.num_beams) + " and do_sample is true",
+                    "drop the sampling flags, or pass --do-sample false with --num-beams");
     }
 }
 

@@ -9,9 +9,11 @@
 /// text is streamed UTF-8 safe by the loop itself.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <xtensor/xtensor.hpp>
@@ -19,6 +21,7 @@
 #include "decodebook/chain.hpp"
 #include "decodebook/decode.hpp"
 #include "decodebook/generation_config.hpp"
+#include "decodebook/utf8.hpp"
 
 namespace decodebook {
 
@@ -49,10 +52,40 @@ enum class FinishReason {
 /// "length", "eos", "stop_string" or "callback". Introduced in chapter 02.
 std::string to_string(FinishReason reason);
 
+/// Token bytes in, printable text out: the general loop streams through one. Introduced in chapter 02.
+class TextStream {
+public:
+    virtual ~TextStream() = default;
+    /// Add one token's bytes; returns the text that may be shown now.
+    virtual std::string push(std::string_view bytes) = 0;
+    /// The generation ended: returns whatever was held back that may still be shown.
+    virtual std::string flush() = 0;
+    /// The stop string this stream found in the text, if any (chapter 06's streams find them).
+    virtual std::optional<std::string> matched_stop() const { return std::nullopt; }
+};
+
+/// The plain stream: never splits a UTF-8 character (Utf8Stream), holds nothing else back.
+/// Introduced in chapter 02.
+class PlainTextStream : public TextStream {
+public:
+    /// Add bytes; returns the complete characters so far.
+    std::string push(std::string_view bytes) override { return utf8_.push(bytes); }
+    /// A character cut off at the end becomes U+FFFD.
+    std::string flush() override { return utf8_.flush(); }
+
+private:
+    Utf8Stream utf8_;
+};
+
+/// The stream a config asks for: PlainTextStream (chapter 06 adds stop strings with holdback).
+/// Introduced in chapter 02.
+std::unique_ptr<TextStream> make_text_stream(const GenerationConfig& config);
+
 /// What a stopping criterion looks at after each token. Introduced in chapter 02.
 struct StopState {
     const std::vector<int>& generated;  ///< the new ids, the latest last
     const std::string& text;            ///< the text released so far
+    const TextStream& stream;           ///< the loop's stream (it knows a matched stop string)
 };
 
 /// One way for a generation to end: after each token, `check` returns a reason or nothing.
@@ -71,8 +104,11 @@ StoppingCriterion max_new_tokens_criterion(int max_new_tokens);
 /// Stop right after any of `eos_ids` (it stays in the ids, as in HF). Introduced in chapter 02.
 StoppingCriterion eos_criterion(std::vector<int> eos_ids);
 
-/// The criteria of a config: EOS first (an EOS at the last step ends by "eos"), then the length.
-/// Chapter 06's stop strings plug in here. Introduced in chapter 02.
+/// Stop when the loop's stream found a stop string. Introduced in chapter 02.
+StoppingCriterion stop_string_criterion();
+
+/// The criteria of a config: the stream's stop strings, EOS (an EOS at the last step ends by
+/// "eos"), then the length. Introduced in chapter 02.
 StoppingCriteria stopping_criteria(const GenerationConfig& config, const std::vector<int>& eos_ids);
 
 /// What a step callback tells the loop. Introduced in chapter 02.
@@ -94,6 +130,7 @@ struct Generation {
     std::string text;                                 ///< their text as streamed (invalid UTF-8 -> U+FFFD)
     FinishReason finish_reason = FinishReason::Length;  ///< why it ended
     std::string stopped_by;                           ///< the criterion's name, or "callback"
+    std::string matched_stop;                         ///< the stop string that ended it (chapter 06), or ""
     std::vector<StepRecord> steps;                    ///< one record per token, with its text
 };
 

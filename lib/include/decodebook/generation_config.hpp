@@ -40,6 +40,39 @@ std::string to_string(ChainOrder order);
 /// @throws Error naming the accepted values.
 ChainOrder parse_chain_order(const std::string& text);
 
+/// Beam search's stopping rule (HF's `early_stopping`). Introduced in chapter 05.
+enum class EarlyStopping {
+    Heuristic,  ///< "false" (HF's default): stop when the best running beam, scored at the current
+                ///< length, cannot beat the worst finished hypothesis
+    Done,       ///< "true": stop as soon as num_beams hypotheses are finished
+    Never,      ///< "never": stop only when no running beam can beat a finished one (canonical)
+};
+/// "false", "true" or "never". Introduced in chapter 05.
+std::string to_string(EarlyStopping rule);
+/// @throws Error naming the accepted values. Introduced in chapter 05.
+EarlyStopping parse_early_stopping(const std::string& text);
+
+/// How a finished beam's summed log-probability is normalised by length. Introduced in chapter 05.
+enum class BeamScoring {
+    HuggingFace,  ///< "hf": / generated_len ^ length_penalty (prompt excluded, EOS counted)
+    Vllm,         ///< "vllm": / (prompt + generated, EOS not counted) ^ length_penalty
+};
+/// "hf" or "vllm". Introduced in chapter 05.
+std::string to_string(BeamScoring scoring);
+/// @throws Error naming the accepted values. Introduced in chapter 05.
+BeamScoring parse_beam_scoring(const std::string& text);
+
+/// Which stop string wins when several match. Introduced in chapter 06.
+enum class StopMatch {
+    Earliest,      ///< "earliest" (llama.cpp): the one that starts first in the text
+    ListOrder,     ///< "list_order" (vLLM): the first in the list that matches
+    TokenOverlap,  ///< "token_overlap" (HF): only a stop that overlaps the last token counts
+};
+/// "earliest", "list_order" or "token_overlap". Introduced in chapter 06.
+std::string to_string(StopMatch rule);
+/// @throws Error naming the accepted values. Introduced in chapter 06.
+StopMatch parse_stop_match(const std::string& text);
+
 /// Every decoding parameter, with Hugging Face's names and defaults, except `top_k`: HF samples
 /// with top_k = 50 by default, decodebook with 0 = off, so each chapter adds one filter at a time.
 /// Programs may start from other defaults (chapters 02-04 sample by default). Introduced in chapter 02.
@@ -50,6 +83,10 @@ struct GenerationConfig {
     /// End-of-sequence ids: generating any of them stops, and it stays in the ids (HF).
     /// nullopt: the model's `eos_token_id`; an empty list: never stop on a token.
     std::optional<std::vector<int>> eos_token_id = std::nullopt;
+    /// Stop strings (vLLM's `stop`): generation ends when the text contains one. Introduced in chapter 06.
+    std::vector<std::string> stop{};
+    bool include_stop_str_in_output = false;  ///< vLLM's flag: keep the matched stop in the text
+    StopMatch stop_match = StopMatch::Earliest;  ///< which of several matching stops wins
     // -- sampling
     bool do_sample = false;           ///< false: greedy (argmax after the penalties), as HF's default
     float temperature = 1.0f;         ///< z / T when sampling; 0 = greedy; must be >= 0
@@ -66,16 +103,21 @@ struct GenerationConfig {
     float presence_penalty = 0.0f;    ///< OpenAI presence penalty in [-2, 2], over the output
     float frequency_penalty = 0.0f;   ///< OpenAI frequency penalty in [-2, 2], over the output
     int no_repeat_ngram_size = 0;     ///< ban repeating any n-gram (HF); 0 = off
-    // Chapter 05 adds num_beams, length_penalty, early_stopping, num_return_sequences and
-    // chapter 06 stop strings and include_stop_str_in_output: one member and one row each.
+    // -- beam search (chapter 05)
+    int num_beams = 1;                ///< hypotheses kept per step; 1 = no beam search
+    float length_penalty = 1.0f;      ///< exponent of the length a finished score is divided by (1 is not neutral)
+    EarlyStopping early_stopping = EarlyStopping::Heuristic;  ///< when beam search ends
+    int num_return_sequences = 1;     ///< finished hypotheses returned, <= num_beams
+    BeamScoring beam_scoring = BeamScoring::HuggingFace;       ///< the length a score is normalised by
 };
 
 /// The groups a program chooses its knobs by. Introduced in chapter 02.
 enum class KnobGroup {
     Length,     ///< max_new_tokens: every program
-    Stopping,   ///< min_new_tokens, eos_token_id
+    Stopping,   ///< min_new_tokens, eos_token_id, stop, include_stop_str_in_output, stop_match
     Sampling,   ///< do_sample, temperature, top_k, top_p, min_p, min_tokens_to_keep, order, seed
     Penalties,  ///< repetition, presence, frequency, no-repeat-ngram
+    Beams,      ///< num_beams, length_penalty, early_stopping, num_return_sequences, beam_scoring
 };
 
 /// One row of the table: everything about one knob, written once. Introduced in chapter 02.
@@ -89,6 +131,7 @@ struct Knob {
     std::function<std::string(const GenerationConfig&)> get;          ///< the value, as text
     std::function<void(GenerationConfig&, const std::string&)> set;  ///< parse, check, store
     std::function<bool(const GenerationConfig&)> valid;               ///< the stored value is valid
+    bool repeatable = false;  ///< a list: each `--flag VALUE` on a command line adds one value
 };
 
 /// The table, in the order `--help` and `--show-config` print it. Introduced in chapter 02.
@@ -103,7 +146,8 @@ const Knob& find_knob(const std::string& name);
 /// @throws Error naming the knob, the bad value and the valid range; the config is unchanged.
 void set_knob(GenerationConfig& config, const std::string& name, const std::string& value);
 
-/// Check every knob (and that min_new_tokens <= max_new_tokens). Introduced in chapter 02.
+/// Check every knob, and the knobs together: min_new_tokens <= max_new_tokens,
+/// num_return_sequences <= num_beams, no sampling with beams. Introduced in chapter 02.
 /// @throws Error on the first bad value: "top_p = 1.5 is invalid: it must be in [0, 1] (1 = off)".
 void validate(const GenerationConfig& config);
 
