@@ -7,6 +7,7 @@
 Never imports the C++ sources or the training code (models/training/).
 """
 import json
+import math
 import os
 import sys
 
@@ -15,6 +16,7 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import beam  # noqa: E402
 import bpe  # noqa: E402
 import decode  # noqa: E402
 import gpt2  # noqa: E402
@@ -479,9 +481,84 @@ def build_processors(model, log):
                        "margin (>= %g) from flipping." % MIN_MARGIN, model), cases=cases)
 
 
+
+# ----------------------------------------------------------------------------- beams
+
+BEAM_PROMPTS = [  # openings, and fortunes that end with their attribution (EOS comes early there,
+    # so the stopping rules decide when the search ends)
+    ("best_way", "The best way to"),
+    ("wilde", "Be yourself; everyone else is already taken.\n\t\t-- Oscar Wilde"),
+    ("life_is", "Life is"),
+    ("twain", "The reports of my death are greatly exaggerated.\n\t\t-- Mark Twain"),
+    ("computer", "A computer is"),
+    ("bierce", "Bore, n.: A person who talks when you wish him to listen.\n\t\t-- Ambrose Bierce"),
+    ("lucky_number", "Your lucky number is 7.\n"),
+    ("spock", "Vulcans never bluff.\n\t\t-- Spock, \"The Doomsday Machine\", stardate 4202.1"),
+    ("never_trust", "Never trust"),
+    ("franklin", "Early to bed and early to rise.\n\t\t-- Benjamin Franklin"),
+    ("if_you", "If you"),
+    ("einstein", "God does not play dice.\n\t\t-- Albert Einstein"),
+    ("proverb", "A wise man"),
+    ("murphy", "Anything that can go wrong will go wrong.\n\t\t-- Murphy's Law"),
+    ("there_is_no", "There is no"),
+    ("you_will", "You will"),
+    ("what_do_you_call", "Q: What do you call"),
+    ("never_put_off", "Never put off till tomorrow what you can do today.\n"),
+]
+BEAM_WIDTHS = (2, 4)
+BEAM_STOPPING = ("false", "true", "never")
+BEAM_PENALTIES = (1.0, 0.0)
+BEAM_MAX_NEW = 16
+MIN_BEAM_PROMPTS = 8
+
+
+def build_beams(model, log):
+    """HF beam search for every width x early_stopping x length_penalty on a prompt, plus vLLM's
+    variant at length_penalty 1; a prompt is kept only if every one of its cases has margin >= MIN_MARGIN."""
+    tok = bpe.default_tokenizer(MODEL_DIR)
+    eos = [model.eos_token_id]
+    cases, dropped, kept = [], [], 0
+    for name, prompt in BEAM_PROMPTS:
+        ids = tok.encode(prompt.encode("utf-8"))
+        source = beam.ModelSource(model, ids)
+        mine, worst = [], math.inf
+        for width in BEAM_WIDTHS:
+            runs = [(stop, lp, "hf") for stop in BEAM_STOPPING for lp in BEAM_PENALTIES] + [("false", 1.0, "vllm")]
+            for stop, lp, scoring in runs:
+                if scoring == "hf":
+                    hyps, margin, steps = beam.hf_beam_search(source, eos, width, BEAM_MAX_NEW, lp, stop, width)
+                else:
+                    hyps, margin, steps = beam.vllm_beam_search(source, eos, len(ids), width, BEAM_MAX_NEW, lp, width)
+                worst = min(worst, margin)
+                for h in hyps:
+                    h["text"] = tok.decode(h["ids"]).decode("utf-8", errors="replace")
+                mine.append({"name": "%s_b%d_%s_lp%g_%s" % (name, width, stop, lp, scoring), "prompt": prompt,
+                             "prompt_ids": ids, "max_new_tokens": BEAM_MAX_NEW,
+                             "params": {"num_beams": width, "length_penalty": lp, "early_stopping": stop,
+                                        "num_return_sequences": width, "beam_scoring": scoring},
+                             "hypotheses": hyps, "steps": steps, "min_margin": margin})
+        if worst >= MIN_MARGIN:
+            cases += mine
+            kept += 1
+        else:
+            dropped.append("%s (min_margin %.3g)" % (name, worst))
+        if kept >= MIN_BEAM_PROMPTS:
+            break
+    if dropped:
+        log("beams: dropped near-tie prompts: " + ", ".join(dropped))
+    assert kept >= MIN_BEAM_PROMPTS, "only %d beam prompts pass the margin" % kept
+    return dict(header("Beam search (tests/reference/beam.py, float64): for each prompt, num_beams 2 and 4 x "
+                       "early_stopping false/true/never x length_penalty 1 and 0 with Hugging Face's scoring, and "
+                       "vLLM's variant at length_penalty 1; num_return_sequences = num_beams, best first. A prompt "
+                       "is kept only if every ranking, pool and stopping decision of all its cases is at least "
+                       "%g from flipping (min_margin). Compare ids exactly, scores with a tolerance." % MIN_MARGIN,
+                       model), cases=cases)
+
+
 BUILDERS = [("rng.json", build_rng), ("tokenizer.json", build_tokenizer),
             ("logits.json", build_logits), ("greedy.json", build_greedy),
-            ("sampling.json", build_sampling), ("processors.json", build_processors)]
+            ("sampling.json", build_sampling), ("processors.json", build_processors),
+            ("beams.json", build_beams)]
 
 # ----------------------------------------------------------------------------- output
 
