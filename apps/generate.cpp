@@ -1,4 +1,4 @@
-// decodebook-generate: every decoding parameter of chapters 00-04 on the command line.
+// decodebook-generate: every decoding parameter of chapters 00-05 on the command line.
 //
 //   decodebook-generate --prompt "The best way to" --temperature 0.8 --top-p 0.9 --seed 7 --show-chain
 //   decodebook-generate --interactive          (a REPL that keeps its settings between prompts)
@@ -6,7 +6,8 @@
 // Every flag comes from the knob table (generation_config.hpp), with Hugging Face's names (dashes
 // for underscores). Like HF's generate it decodes greedily unless --do-sample, or a sampling flag
 // (--temperature --top-k --top-p --min-p), turns sampling on. Bad parameters print a clear error
-// and exit with code 2. Text streams as it is generated; tokens/s goes to stderr.
+// and exit with code 2. Text streams as it is generated; tokens/s goes to stderr. With
+// --num-beams N > 1 it runs beam search (chapter 05) and prints each returned sequence with its score.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "decodebook/beam_search.hpp"
 #include "decodebook/chain.hpp"
 #include "decodebook/cli.hpp"
 #include "decodebook/error.hpp"
@@ -24,7 +26,8 @@ using namespace decodebook;
 
 namespace {
 
-const std::vector<KnobGroup> kAllKnobs{KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties};
+const std::vector<KnobGroup> kAllKnobs{KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties,
+                                       KnobGroup::Beams};
 
 struct Display {
     bool show_steps = false;
@@ -37,6 +40,19 @@ void run(const Session& session, const GenerationConfig& config, const Display& 
     if (display.show_chain) std::cout << "chain: " << chain.describe() << "\n";
     const std::vector<int> ids = session.tokenizer.encode(prompt);
     check_generation_request(session.model.config(), ids, {config.max_new_tokens, -1});
+    if (config.num_beams > 1) {  // beam search: its own loop (chapter 05), nothing to stream
+        const auto start = std::chrono::steady_clock::now();
+        const std::vector<Hypothesis> hyps = beam_search(session.model, session.tokenizer, ids, config);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        for (size_t i = 0; i < hyps.size(); ++i) {
+            std::cout << "[" << i + 1 << "] score " << hyps[i].score << ", sum of log-probs " << hyps[i].sum_logprobs
+                      << ", " << hyps[i].ids.size() << " tokens, finish_reason " << to_string(hyps[i].finish_reason)
+                      << "\n" << prompt << hyps[i].text << "\n";
+        }
+        std::cout.flush();
+        std::fprintf(stderr, "[beam search, %d beams: %.2f s]\n", config.num_beams, seconds);
+        return;
+    }
     std::cout << prompt << std::flush;
     const auto start = std::chrono::steady_clock::now();
     const Generation g = generate(session.model, session.tokenizer, ids, config, make_sampler(config, config.seed),
@@ -90,7 +106,7 @@ void repl(const Session& session, GenerationConfig config, Display display) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    ProgramInfo info{"decodebook-generate", "Generate text with every decoding parameter of chapters 00-04.",
+    ProgramInfo info{"decodebook-generate", "Generate text with every decoding parameter of chapters 00-05.",
                      "The best way to"};
     info.defaults.max_new_tokens = 48;
     info.knob_groups = kAllKnobs;
