@@ -12,9 +12,11 @@
 
 #include <xtensor/xtensor.hpp>
 
+#include "decodebook/beam_search.hpp"
 #include "decodebook/decode.hpp"
 #include "decodebook/model.hpp"
 #include "decodebook/sampling.hpp"  // stubs may use the library's helpers (softmax, candidate_order)
+#include "decodebook/stop_strings.hpp"
 
 namespace decodebook {
 
@@ -71,6 +73,27 @@ void your_apply_presence_frequency(xt::xtensor<float, 1>& logits, const std::vec
 
 /// Exercise 04.3: no-repeat-ngram. See decodebook::apply_no_repeat_ngram.
 void your_apply_no_repeat_ngram(xt::xtensor<float, 1>& logits, const std::vector<int>& sequence, int n);
+
+/// Exercise 05.1: one beam step on given log-prob rows (expand, keep the top candidates,
+/// finish the EOS ones). See decodebook::beam_step.
+BeamStep your_beam_step(const std::vector<Beam>& beams, const std::vector<xt::xtensor<float, 1>>& logprobs,
+                        const std::vector<int>& eos_ids, int num_beams, bool last_step);
+
+/// Exercise 05.2: the length-normalised score of a finished hypothesis. See decodebook::beam_score.
+double your_beam_score(double sum_logprobs, int generated_len, bool ends_with_eos, int prompt_len, float length_penalty,
+                       BeamScoring scoring);
+
+/// Exercise 05.2: HF's early-stopping test. See decodebook::beam_search_done.
+bool your_beam_search_done(int num_beams, int finished_count, double worst_finished_score, double best_running_sum,
+                           int generated_len, int max_new_tokens, float length_penalty, EarlyStopping early_stopping);
+
+/// Exercise 06.1: the holdback matcher (earliest stop wins). See decodebook::scan_stops.
+StopScan your_scan_stops(std::string_view pending, const std::vector<std::string>& stops);
+
+/// Exercise 06.2: mask every EOS id while fewer than min_new_tokens were generated (HF).
+/// See the min_new_tokens processor of decodebook::LogitsChain.
+void your_apply_min_new_tokens(xt::xtensor<float, 1>& logits, const std::vector<int>& eos_ids, int generated_count,
+                               int min_new_tokens);
 
 
 /// How a chapter found your exercise when it tried it. Introduced in chapter 00.
