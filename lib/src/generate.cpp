@@ -8,6 +8,7 @@
 #include "decodebook/model.hpp"
 #include "decodebook/rng.hpp"
 #include "decodebook/sampling.hpp"
+#include "decodebook/stop_strings.hpp"
 #include "decodebook/tokenizer.hpp"
 
 namespace decodebook {
@@ -63,7 +64,12 @@ StoppingCriterion stop_string_criterion() {
             }};
 }
 
-std::unique_ptr<TextStream> make_text_stream(const GenerationConfig&) { return std::make_unique<PlainTextStream>(); }
+// [ch06:make-text-stream]
+std::unique_ptr<TextStream> make_text_stream(const GenerationConfig& config) {
+    if (config.stop.empty()) return std::make_unique<PlainTextStream>();
+    return std::make_unique<StopStringStream>(config.stop, config.include_stop_str_in_output, config.stop_match);
+}
+// [/ch06:make-text-stream]
 
 StoppingCriteria stopping_criteria(const GenerationConfig& config, const std::vector<int>& eos_ids) {
     StoppingCriteria criteria;

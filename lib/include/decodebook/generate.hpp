@@ -77,7 +77,7 @@ private:
     Utf8Stream utf8_;
 };
 
-/// The stream a config asks for: PlainTextStream (chapter 06 adds stop strings with holdback).
+/// The stream a config asks for: PlainTextStream, or with stop strings chapter 06's StopStringStream.
 /// Introduced in chapter 02.
 std::unique_ptr<TextStream> make_text_stream(const GenerationConfig& config);
 

@@ -1,0 +1,277 @@
+// Stop strings (chapter 06): where a stop matches, which one wins, what the stream holds back,
+// and a generation that a stop string ends.
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "decodebook/error.hpp"
+#include "decodebook/generate.hpp"
+#include "decodebook/stop_strings.hpp"
+#include "decodebook/utf8.hpp"
+#include "golden.hpp"
+
+using namespace decodebook;
+using golden::model;
+using golden::tokenizer;
+
+namespace {
+
+// A scripted run: what each push released, what flush released, and the stop found.
+struct Run {
+    std::vector<std::string> pieces;  // one per token, then the flush
+    std::string text;
+    std::optional<std::string> matched;
+};
+
+Run stream(const std::vector<std::string>& tokens, const std::vector<std::string>& stops, bool include = false,
+           StopMatch rule = StopMatch::Earliest) {
+    StopStringStream s(stops, include, rule);
+    Run r;
+    for (const std::string& t : tokens) r.pieces.push_back(s.push(t));
+    r.pieces.push_back(s.flush());
+    for (const std::string& p : r.pieces) r.text += p;
+    r.matched = s.matched_stop();
+    return r;
+}
+
+using Pieces = std::vector<std::string>;
+
+// The independent reference: the whole text, cut where the earliest stop starts (a tie goes to
+// the earlier in the list); `include` keeps that stop.
+std::string cut_at_earliest_stop(const std::string& text, const std::vector<std::string>& stops, bool include) {
+    size_t best = std::string::npos, length = 0;
+    for (const std::string& s : stops) {
+        const size_t at = text.find(s);
+        if (at < best) best = at, length = s.size();
+    }
+    if (best == std::string::npos) return text;
+    return text.substr(0, best + (include ? length : 0));
+}
+
+std::string joined(const std::vector<std::string>& stops) {
+    std::string out;
+    for (const std::string& s : stops) out += (out.empty() ? "" : "' '") + s;
+    return out;
+}
+
+bool has_cut_off_character(const std::string& piece) { return to_valid_utf8(piece) != piece; }
+
+}  // namespace
+
+TEST_CASE("a stop string is found inside a token and the text ends before it", "[stop]") {
+    // vLLM #3572: "DE" inside the single token "DEF" was missed by an endswith check
+    const Run r = stream({"ABC", "DEF", "GH"}, {"DE"});
+    CHECK(r.text == "ABC");
+    CHECK(r.matched == "DE");
+    CHECK(r.pieces == Pieces{"ABC", "", "", ""});  // nothing after the stop, not even at flush
+    const Run one = stream({"ABCDEF"}, {"DE"});
+    CHECK(one.text == "ABC");
+    CHECK(one.pieces == Pieces{"ABC", ""});
+}
+
+TEST_CASE("a stop string across three tokens and a stop longer than any token", "[stop]") {
+    const Run r = stream({"x\n", "\t", "\t-", "-", " Mark Twain"}, {"\n\t\t--"});
+    CHECK(r.text == "x");
+    CHECK(r.pieces == Pieces{"x", "", "", "", "", ""});
+    CHECK(r.matched == "\n\t\t--");
+    // vLLM #3574 / #11089: "ABC" is shown before "DEFGHIJ" completes, and "DEF" never leaks
+    const Run long_stop = stream({"AB", "CD", "EF", "GH", "IJ", "KL"}, {"DEFGHIJ"});
+    CHECK(long_stop.pieces == Pieces{"AB", "C", "", "", "", "", ""});
+    CHECK(long_stop.matched == "DEFGHIJ");
+}
+
+TEST_CASE("holdback keeps exactly the suffix that may still become a stop", "[stop]") {
+    // the seed book's case: "User" waits; " said" shows it was not a stop
+    CHECK(stream({"User", " said"}, {"User:"}).pieces == Pieces{"", "User said", ""});
+    const Run stop = stream({"User", ":"}, {"User:"});
+    CHECK(stop.pieces == Pieces{"", "", ""});
+    CHECK(stop.matched == "User:");
+    // only the partial match waits, not a fixed max_len - 1 characters (vLLM's rule)
+    CHECK(stream({"Hello Us", "e"}, {"User:"}).pieces == Pieces{"Hello ", "", "Use"});
+    CHECK(stream({"Hello world"}, {"User:"}).pieces == Pieces{"Hello world", ""});
+    // two stops sharing a prefix: the longest suffix that begins either is held
+    CHECK(stream({"a<", "|", "x"}, {"<|end|>", "<|im_end|>"}).pieces == Pieces{"a", "", "<|x", ""});
+}
+
+TEST_CASE("holdback never splits a UTF-8 character and the end flushes what was held", "[stop]") {
+    // "é" is C3 A9: the lead byte waits for its continuation
+    CHECK(stream({"caf\xC3", "\xA9!"}, {"STOP"}).pieces == Pieces{"caf", "\xC3\xA9!", ""});
+    // a stop that begins with a two-byte character: its first byte alone is not shown
+    CHECK(stream({"x\xC3", "\xA9t\xC3", "\xA9"}, {"\xC3\xA9t\xC3\xA9!"}).pieces ==
+          Pieces{"x", "", "", "\xC3\xA9t\xC3\xA9"});
+    // llama.cpp #15007: a partial stop held at the end is flushed, not lost
+    CHECK(stream({"Answer: Us"}, {"User:"}).pieces == Pieces{"Answer: ", "Us"});
+    // a character cut off at the very end becomes U+FFFD, as without stop strings
+    CHECK(stream({"a\xE2\x82"}, {"zz"}).text == "a\xEF\xBF\xBD");
+}
+
+TEST_CASE("stop_match earliest takes the stop that starts first in the text", "[stop]") {
+    const Run r = stream({"hello"}, {"lo", "hel"});
+    CHECK(r.text == "");
+    CHECK(r.matched == "hel");
+    // same start: the earlier in the list wins
+    CHECK(stream({"abc"}, {"ab", "abc"}).matched == "ab");
+    CHECK(stream({"abc"}, {"abc", "ab"}, true).text == "abc");
+    // however the text is split: "bc" completes first, but "abcd" starts earlier and is waited for
+    const Run split = stream({"ab", "c", "d", "e"}, {"abcd", "bc"});
+    CHECK(split.pieces == Pieces{"", "", "", "", ""});
+    CHECK(split.matched == "abcd");
+    const Run other = stream({"ab", "c", "X", "e"}, {"abcd", "bc"});
+    CHECK(other.pieces == Pieces{"", "", "a", "", ""});
+    CHECK(other.matched == "bc");
+    // the generation may end while it waits: the match found is final at flush
+    const Run ended = stream({"ab", "c"}, {"abcd", "bc"});
+    CHECK(ended.pieces == Pieces{"", "", "a"});
+    CHECK(ended.matched == "bc");
+}
+
+TEST_CASE("stop_match list_order takes the first stop of the list that matches", "[stop]") {
+    const Run r = stream({"hello"}, {"lo", "hel"}, false, StopMatch::ListOrder);
+    CHECK(r.text == "hel");  // vLLM: the list decides, so the text keeps "hel"
+    CHECK(r.matched == "lo");
+    CHECK(stream({"hello"}, {"lo", "hel"}, true, StopMatch::ListOrder).text == "hello");
+    // it does not wait for a longer stop either
+    CHECK(stream({"ab", "c", "d"}, {"abcd", "bc"}, false, StopMatch::ListOrder).matched == "bc");
+}
+
+TEST_CASE("stop_match token_overlap keeps the whole last token and holds nothing back", "[stop]") {
+    // HF's StopStringCriteria: it stops, but returns the stop and the rest of the token
+    const Run r = stream({"hello", " world"}, {"lo", "hel"}, false, StopMatch::TokenOverlap);
+    CHECK(r.pieces == Pieces{"hello", "", ""});
+    CHECK(r.matched == "hel");
+    CHECK(stream({"User", ":x", "y"}, {"User:"}, false, StopMatch::TokenOverlap).pieces == Pieces{"User", ":x", "", ""});
+}
+
+TEST_CASE("include_stop_str_in_output keeps the stop and drops what follows it", "[stop]") {
+    const Run r = stream({"AB", "CDEF"}, {"DE"}, true);
+    CHECK(r.text == "ABCDE");
+    CHECK(r.matched == "DE");
+    // nothing needs holding back: text before a stop is shown either way
+    CHECK(stream({"User", ":!", "z"}, {"User:"}, true).pieces == Pieces{"User", ":", "", ""});
+}
+
+TEST_CASE("bad stop strings are refused with a fix", "[stop]") {
+    CHECK_THROWS_WITH(StopStringStream({""}, false, StopMatch::Earliest), Catch::Contains("empty") && Catch::Contains("fix"));
+    CHECK_THROWS_WITH(StopStringStream({"\xC3"}, false, StopMatch::Earliest), Catch::Contains("not valid UTF-8"));
+    CHECK_THROWS_AS(StopStringStream({}, false, StopMatch::Earliest), Error);
+}
+
+TEST_CASE("scan_stops is the holdback matcher on the pending text", "[stop]") {
+    CHECK(scan_stops("Hello Us", {"User:"}).safe == 6);
+    CHECK_FALSE(scan_stops("Hello Us", {"User:"}).stop);
+    CHECK(scan_stops("User said", {"User:"}).safe == 9);
+    const StopScan hit = scan_stops("xab", {"ab", "b"});
+    CHECK(hit.safe == 1);
+    CHECK(hit.stop == 0u);
+    CHECK(scan_stops("caf\xC3", {"!"}).safe == 3);
+    CHECK(stop_holdback("a<|i", {"<|end|>", "<|im_end|>"}) == 3);
+    CHECK(stop_holdback("User:", {"User:"}) == 0);  // a whole stop is a match, not a prefix
+    CHECK(find_stop("xxABCDEF", 4, {"DE"}, StopMatch::Earliest)->position == 5);
+    CHECK_FALSE(find_stop("DExxx", 3, {"DE"}, StopMatch::Earliest));  // ended before `from`: searched already
+}
+
+TEST_CASE("random streams emit the text cut at the earliest stop and never take anything back", "[stop][property]") {
+    // 10,000 random texts over a small alphabet (so stops match often, and share prefixes), each
+    // split into tokens at random byte positions (so tokens cut characters), with 1-3 random stops.
+    std::mt19937_64 rng(20261123);
+    const std::vector<std::string> alphabet{"a", "b", "c", "\n", "\xC3\xA9", "\xE2\x82\xAC"};  // é, €
+    auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+    auto random_text = [&](size_t max_chars) {
+        std::string s;
+        for (size_t i = 0, n = 1 + pick(max_chars); i < n; ++i) s += alphabet[pick(alphabet.size())];
+        return s;
+    };
+    int matched = 0;
+    for (int trial = 0; trial < 10000; ++trial) {
+        const std::string text = random_text(24);
+        std::vector<std::string> stops;
+        for (size_t i = 0, n = 1 + pick(3); i < n; ++i) stops.push_back(random_text(4));
+        std::vector<std::string> tokens;
+        for (size_t at = 0; at < text.size();) {
+            const size_t len = std::min(text.size() - at, 1 + pick(5));
+            tokens.push_back(text.substr(at, len));
+            at += len;
+        }
+        const bool include = trial % 4 == 3;
+        INFO("trial " << trial << ", include " << include << ", text '" << text << "', stops '" << joined(stops) << "'");
+        StopStringStream s(stops, include, StopMatch::Earliest);
+        std::string emitted;
+        bool ok = true;
+        for (const std::string& t : tokens) {
+            const std::string piece = s.push(t);
+            // no chunk holds a stop or half a character; text + released is never rewritten
+            for (const std::string& stop : stops)
+                if (!include && piece.find(stop) != std::string::npos) ok = false;
+            if (has_cut_off_character(piece)) ok = false;
+            emitted += piece;
+            if (std::string_view(text).substr(0, emitted.size()) != emitted) ok = false;  // a prefix: nothing taken back
+        }
+        const std::string tail = s.flush();
+        if (has_cut_off_character(tail)) ok = false;
+        emitted += tail;
+        REQUIRE(ok);
+        REQUIRE(emitted == cut_at_earliest_stop(text, stops, include));
+        if (!include) {
+            for (const std::string& stop : stops) REQUIRE(emitted.find(stop) == std::string::npos);
+        }
+        if (s.matched_stop()) ++matched;
+    }
+    CHECK(matched > 2000);  // the cases are not trivial: many streams do hit a stop
+}
+
+TEST_CASE("a stop string ends a generation on the model", "[stop][generate]") {
+    const Tokenizer& tok = tokenizer();
+    GenerationConfig c;
+    c.max_new_tokens = 24;
+    c.eos_token_id = std::vector<int>{};
+    const std::vector<int> prompt = tok.encode("Murphy's Law:\n\t");
+    const Generation free_run = generate(model(), tok, prompt, c, greedy);
+    REQUIRE(free_run.text.size() > 8);
+    // a stop taken from the middle of the greedy text: the same run, cut where it starts
+    size_t from = free_run.text.size() / 2, to = from + 3;
+    auto continuation = [&](size_t i) { return i < free_run.text.size() && (free_run.text[i] & 0xC0) == 0x80; };
+    while (continuation(from)) ++from;
+    while (continuation(to)) ++to;
+    const std::string stop = free_run.text.substr(from, to - from);
+    REQUIRE(to_valid_utf8(stop) == stop);
+    const size_t at = free_run.text.find(stop);
+    c.stop = {stop};
+    const Generation g = generate(model(), tok, prompt, c, greedy);
+    CHECK(g.finish_reason == FinishReason::StopString);
+    CHECK(g.stopped_by == "stop_string");
+    CHECK(g.matched_stop == stop);
+    CHECK(g.text == free_run.text.substr(0, at));
+    CHECK(g.ids.size() < free_run.ids.size());
+    // the ids are those of the free run up to the token that completed the stop
+    CHECK(std::equal(g.ids.begin(), g.ids.end(), free_run.ids.begin()));
+    CHECK(to_valid_utf8(tok.decode(g.ids)).find(stop) != std::string::npos);
+    std::string streamed;
+    for (const StepRecord& r : g.steps) streamed += r.text;
+    CHECK(streamed == g.text);
+    c.include_stop_str_in_output = true;
+    const Generation kept = generate(model(), tok, prompt, c, greedy);
+    CHECK(kept.text == free_run.text.substr(0, at + stop.size()));
+    CHECK(kept.finish_reason == FinishReason::StopString);
+    // no stop in the text: it runs to the length limit and flushes what it held
+    c.stop = {"\x01never"};
+    const Generation none = generate(model(), tok, prompt, c, greedy);
+    CHECK(none.text == free_run.text);
+    CHECK(none.finish_reason == FinishReason::Length);
+    CHECK(none.matched_stop.empty());
+}
+
+TEST_CASE("min_new_tokens does not delay a stop string (HF)", "[stop][generate]") {
+    const Tokenizer& tok = tokenizer();
+    GenerationConfig c;
+    c.max_new_tokens = 16;
+    c.eos_token_id = std::vector<int>{};
+    const std::vector<int> prompt = tok.encode("Murphy's Law:\n\t");
+    const Generation free_run = generate(model(), tok, prompt, c, greedy);
+    c.stop = {free_run.text.substr(0, 2)};
+    REQUIRE(to_valid_utf8(c.stop[0]) == c.stop[0]);
+    c.min_new_tokens = 10;
+    const Generation g = generate(model(), tok, prompt, c, make_sampler(c, 1));
+    CHECK(g.finish_reason == FinishReason::StopString);
+    CHECK(g.ids.size() < 10);
+    CHECK(g.text.empty());
+}
