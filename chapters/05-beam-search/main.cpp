@@ -296,7 +296,10 @@ int main(int argc, char** argv) {
         const BeamStep step_lib = beam_step(start, rows, {2}, 2, false);
         auto ids_of = [](const std::vector<Beam>& bs) {
             std::string t;
-            for (const Beam& b : bs) t += (t.empty() ? "" : " ") + toy_text(b.ids);
+            for (const Beam& b : bs) {
+                if (!t.empty()) t += ' ';
+                t += toy_text(b.ids);
+            }
             return t.empty() ? std::string("none") : t;
         };
         bool same = step_yours.running.size() == step_lib.running.size() && step_yours.finished.size() == step_lib.finished.size();

@@ -230,17 +230,8 @@ NextLogProbs model_log_probs(const Gpt2& model, const std::vector<int>& prompt, 
 
 std::vector<Hypothesis> beam_search(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<int>& prompt,
                                     const GenerationConfig& config, BeamTrace* trace) {
-    validate(config);
     const ModelConfig& mc = model.config();
-    check_generation_request(mc, prompt, {config.max_new_tokens, -1});
-    const std::vector<int> eos_ids = resolve_eos_ids(config, mc.eos_token_id);
-    for (int id : eos_ids) {
-        if (id >= mc.vocab_size) {
-            throw Error("eos_token_id " + std::to_string(id) + " is outside the vocabulary (0.." +
-                            std::to_string(mc.vocab_size - 1) + ")",
-                        "pass --eos-token-id with this model's ids, or model");
-        }
-    }
+    const std::vector<int> eos_ids = check_request(mc, prompt, config);
     std::vector<Hypothesis> out = beam_search(model_log_probs(model, prompt, config, eos_ids), eos_ids,
                                               static_cast<int>(prompt.size()), config, trace);
     for (Hypothesis& h : out) {

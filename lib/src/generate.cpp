@@ -86,11 +86,8 @@ StepObserver print_text_to(std::ostream& out) {
     };
 }
 
-// [ch02:generate]
-Generation generate(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<int>& prompt,
-                    const GenerationConfig& config, const Sampler& sample, const StepObserver& on_step) {
+std::vector<int> check_request(const ModelConfig& mc, const std::vector<int>& prompt, const GenerationConfig& config) {
     validate(config);
-    const ModelConfig& mc = model.config();
     check_generation_request(mc, prompt, {config.max_new_tokens, -1});
     const std::vector<int> eos_ids = resolve_eos_ids(config, mc.eos_token_id);
     for (int id : eos_ids) {
@@ -100,6 +97,14 @@ Generation generate(const Gpt2& model, const Tokenizer& tokenizer, const std::ve
                         "pass --eos-token-id with this model's ids, or model");
         }
     }
+    return eos_ids;
+}
+
+// [ch02:generate]
+Generation generate(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<int>& prompt,
+                    const GenerationConfig& config, const Sampler& sample, const StepObserver& on_step) {
+    const ModelConfig& mc = model.config();
+    const std::vector<int> eos_ids = check_request(mc, prompt, config);
     const StoppingCriteria criteria = stopping_criteria(config, eos_ids);
 
     Generation out;

@@ -292,7 +292,10 @@ const Knob& find_knob(const std::string& name) {
     for (const Knob& k : knobs())
         if (k.name == name || k.flag == name) return k;
     std::string all;
-    for (const Knob& k : knobs()) all += all.empty() ? "" : " ", all += k.flag;
+    for (const Knob& k : knobs()) {
+        if (!all.empty()) all += ' ';
+        all += k.flag;
+    }
     throw Error("unknown parameter '" + name + "'", "use one of: " + all);
 }
 

@@ -27,6 +27,7 @@ namespace decodebook {
 
 class Gpt2;
 class Tokenizer;
+struct ModelConfig;
 
 /// Chooses the next token from the last position's logits (V) and the context. A picker with
 /// context: greedy, make_sampler's chain, or a later chapter's. Introduced in chapter 02.
@@ -133,6 +134,13 @@ struct Generation {
     std::string matched_stop;                         ///< the stop string that ended it (chapter 06), or ""
     std::vector<StepRecord> steps;                    ///< one record per token, with its text
 };
+
+/// Check a request before any work, for the general loop and every later loop: the config
+/// (validate), the prompt against the model (empty, unknown ids, prompt + max_new_tokens beyond
+/// the context), and the EOS ids against the vocabulary. Introduced in chapter 02.
+/// @return the EOS ids the generation stops at (resolve_eos_ids)
+/// @throws Error naming the problem and the fix.
+std::vector<int> check_request(const ModelConfig& model, const std::vector<int>& prompt, const GenerationConfig& config);
 
 /// The general loop: forward the whole sequence, take the last logits, `sample` with the context,
 /// append, stream the text, check the config's stopping criteria, tell `on_step`. The request is
