@@ -4,7 +4,7 @@
 //   decodebook-generate --interactive          (a REPL that keeps its settings between prompts)
 //
 // Every flag comes from the knob table (generation_config.hpp), with Hugging Face's names (dashes
-// for underscores). Like HF's generate it decodes greedily unless --do-sample, or a sampling flag
+// for underscores). Like HF's generate it decodes greedily unless --do-sample true, or a sampling flag
 // (--temperature --top-k --top-p --min-p), turns sampling on. Bad parameters print a clear error
 // and exit with code 2. Text streams as it is generated; tokens/s goes to stderr. With
 // --num-beams N > 1 it runs beam search (chapter 05) and prints each returned sequence with its score.

@@ -112,7 +112,7 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         } else if (info.defaults.do_sample) {
             std::cout << "This program samples by default; --do-sample false decodes greedily.\n";
         } else {
-            std::cout << "With no sampling flag, decoding is greedy (HF's default); --do-sample, or any of --temperature\n"
+            std::cout << "With no sampling flag, decoding is greedy (HF's default); --do-sample true, or any of --temperature\n"
                          "--top-k --top-p --min-p, turns sampling on (--do-sample false keeps it off).\n";
         }
         std::cout << std::flush;
