@@ -55,7 +55,6 @@ xt::xtensor<float, 1> log_softmax(const xt::xtensor<float, 1>& logits) {
     return out;
 }
 
-// [ch05:beam-step]
 BeamStep beam_step(const std::vector<Beam>& beams, const std::vector<xt::xtensor<float, 1>>& logprobs,
                    const std::vector<int>& eos_ids, int num_beams, bool last_step) {
     if (beams.size() != logprobs.size() || beams.empty()) {
@@ -85,9 +84,7 @@ BeamStep beam_step(const std::vector<Beam>& beams, const std::vector<xt::xtensor
     }
     return out;
 }
-// [/ch05:beam-step]
 
-// [ch05:score]
 double beam_score(double sum_logprobs, int generated_len, bool ends_with_eos, int prompt_len, float length_penalty,
                   BeamScoring scoring) {
     // HF: the generated tokens, EOS included; vLLM: prompt + generated, a final EOS not counted
@@ -106,7 +103,6 @@ bool beam_search_done(int num_beams, int finished_count, double worst_finished_s
     const double best_possible = best_running_sum / std::pow(static_cast<double>(length), static_cast<double>(length_penalty));
     return !(best_possible > worst_finished_score);
 }
-// [/ch05:score]
 
 namespace {
 

@@ -54,14 +54,12 @@ size_t cut_off_tail(std::string_view text) {
 
 }  // namespace
 
-// [ch06:scan]
 StopScan scan_stops(std::string_view pending, const std::vector<std::string>& stops) {
     if (const std::optional<StopHit> hit = find_stop(pending, 0, stops, StopMatch::Earliest))
         return {hit->position, hit->index};
     const size_t held = std::max(stop_holdback(pending, stops), cut_off_tail(pending));
     return {pending.size() - held, std::nullopt};
 }
-// [/ch06:scan]
 
 StopStringStream::StopStringStream(std::vector<std::string> stops, bool include_stop_str_in_output, StopMatch rule)
     : stops_(std::move(stops)), include_(include_stop_str_in_output), rule_(rule) {
