@@ -34,6 +34,11 @@ REPO = Path(__file__).resolve().parents[2]
 BROKEN_CHAPTER = "04"
 BROKEN_FILE = "04-penalties/repetition.cpp"
 INJECTED = "int broken_stub_injected_error = ;  // injected by tests/course/broken_stub.py"
+# A second trick in the same copy: a stub that ends the test process with exit code 0 before any
+# check ran. Catch2 never reports the case passed, so it must score nothing.
+EXITING_ID = "01.1"
+EXITING_FILE = "01-greedy/argmax.cpp"
+EXITING_LINE = "    std::exit(0);  // injected by tests/course/broken_stub.py"
 
 
 def run(cmd, **kwargs):
@@ -77,6 +82,14 @@ def break_stub(copy):
     return len(text.splitlines()) + 1
 
 
+def exit_in_stub(copy):
+    """Make the copy's 01.1 stub call std::exit(0) as its first statement."""
+    path = copy / EXITING_FILE
+    text = path.read_text(encoding="utf-8")
+    body = text.index("{", text.index("your_argmax(")) + 1
+    path.write_text("#include <cstdlib>\n" + text[:body] + "\n" + EXITING_LINE + text[body:], encoding="utf-8")
+
+
 def check_chapter_00(checks, build_dir, jobs):
     done = run(["cmake", "--build", build_dir, "--target", "chapter-00", "-j", jobs])
     if not checks.check(done.returncode == 0, "chapter-00 builds while a chapter 04 stub does not compile",
@@ -97,6 +110,11 @@ def check_grade(checks, build_dir, jobs, results, line):
     for ex in manifest:
         if ex["chapter"] == BROKEN_CHAPTER:
             want = f"  ✗ {ex['id']} {ex['title']} (does not compile)"
+        elif ex["id"] == EXITING_ID:
+            want = f"  ✗ {ex['id']} {ex['title']}"
+            checks.check(any(l.startswith(want) and "not started" not in l for l in lines),
+                         f"the report says: {want.strip()} (its stub calls exit(0))")
+            continue
         else:
             want = f"  ✗ {ex['id']} {ex['title']} (not started)"
         checks.check(want in lines, f"the report says: {want.strip()}")
@@ -124,6 +142,10 @@ def check_grade(checks, build_dir, jobs, results, line):
                   [(f"ex{ex['id']} (does not compile)", "error", 0)]
                   and BROKEN_FILE in entries[0].get("message", ""))
             checks.check(ok, f"results.json: ex{ex['id']} is an 'error' entry with the compile error",
+                         "    " + json.dumps(entries, ensure_ascii=False)[:600])
+        elif ex["id"] == EXITING_ID:
+            ok = bool(entries) and all(e["status"] != "pass" and e["score"] == 0 for e in entries)
+            checks.check(ok, f"results.json: ex{ex['id']} scores nothing although its stub exits with code 0",
                          "    " + json.dumps(entries, ensure_ascii=False)[:600])
         else:
             ok = bool(entries) and all(e["name"].startswith(f"ex{ex['id']} ") and "compile" not in e["name"]
@@ -154,6 +176,7 @@ def main(argv=None):
         copy = Path(tmp) / "exercises"
         shutil.copytree(REPO / "exercises", copy)
         line = break_stub(copy)
+        exit_in_stub(copy)
         print(f"broken_stub: {BROKEN_FILE}:{line} of a copy in {copy} does not compile; "
               f"building {build_dir.name} against it", flush=True)
         try:
@@ -176,7 +199,8 @@ def main(argv=None):
     if checks.failed:
         print("FAIL: broken_stub: " + "; ".join(checks.failed))
     else:
-        print("PASS: broken_stub: a stub of chapter 04 that does not compile breaks only chapter 04")
+        print("PASS: broken_stub: a stub of chapter 04 that does not compile breaks only chapter 04, "
+              "and a stub that exits with code 0 scores nothing")
     print(f"broken_stub: {len(checks.passed)} passed, {len(checks.failed)} failed")
     return 1 if checks.failed else 0
 

@@ -22,6 +22,16 @@ void check_ids(const std::vector<int>& found, const std::vector<int>& expected, 
     CHECK(found == expected);
 }
 
+// Call a keep-mask exercise and check its contract on the way: one flag per token. A shorter or
+// padded mask is wrong whatever ids it keeps.
+template <class F>
+std::vector<bool> sized(F your_keep, const Vec& probs, double value, int min_keep) {
+    const std::vector<bool> keep = your_keep(probs, value, min_keep);
+    INFO("your mask has " << keep.size() << " flags for " << probs.size() << " tokens (one per token expected)");
+    CHECK(keep.size() == probs.size());
+    return keep;
+}
+
 // The reference's single-step cases where only `active` truncates (after an optional temperature).
 std::vector<nlohmann::json> single_filter_cases(const std::string& active) {
     std::vector<nlohmann::json> out;
@@ -81,23 +91,23 @@ TEST_CASE("ex03.1 apply_top_k matches the reference on the model", "[ex03.1]") {
 
 TEST_CASE("ex03.2 top_p_keep keeps the crossing token", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
-    check_ids(golden::kept_ids(your_top_p_keep(p, 0.81, 1)), {0, 1, 2}, "probs [0.5, 0.3, 0.1, 0.1], p = 0.81");
-    check_ids(golden::kept_ids(your_top_p_keep(p, 0.79, 1)), {0, 1}, "p = 0.79: id 1 crosses it");
-    check_ids(golden::kept_ids(your_top_p_keep(Vec{0.1f, 0.3f, 0.5f, 0.1f}, 0.8, 1)), {1, 2},
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.81, 1)), {0, 1, 2}, "probs [0.5, 0.3, 0.1, 0.1], p = 0.81");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.79, 1)), {0, 1}, "p = 0.79: id 1 crosses it");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, Vec{0.1f, 0.3f, 0.5f, 0.1f}, 0.8, 1)), {1, 2},
               "probs [0.1, 0.3, 0.5, 0.1], p = 0.8: walk by probability, not by id");
 }
 
 TEST_CASE("ex03.2 top_p_keep drops the next token at an exact sum", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
-    check_ids(golden::kept_ids(your_top_p_keep(p, 0.8, 1)), {0, 1}, "p = 0.8 and 0.5 + 0.3 = 0.8 exactly (HF keeps 2)");
-    check_ids(golden::kept_ids(your_top_p_keep(p, 0.5, 1)), {0}, "p = 0.5 and 0.5 = 0.5 exactly");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.8, 1)), {0, 1}, "p = 0.8 and 0.5 + 0.3 = 0.8 exactly (HF keeps 2)");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.5, 1)), {0}, "p = 0.5 and 0.5 = 0.5 exactly");
 }
 
 TEST_CASE("ex03.2 top_p_keep edge values", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f, 0.0f};
-    check_ids(golden::kept_ids(your_top_p_keep(p, 0.0, 1)), {0}, "p = 0 keeps exactly one token");
-    check_ids(golden::kept_ids(your_top_p_keep(p, 1.0, 1)), {0, 1, 2, 3}, "p = 1 keeps every token with p > 0");
-    check_ids(golden::kept_ids(your_top_p_keep(p, 0.5, 3)), {0, 1, 2}, "p = 0.5 with min_keep = 3");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.0, 1)), {0}, "p = 0 keeps exactly one token");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 1.0, 1)), {0, 1, 2, 3}, "p = 1 keeps every token with p > 0");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.5, 3)), {0, 1, 2}, "p = 0.5 with min_keep = 3");
 }
 
 TEST_CASE("ex03.2 top_p_keep matches the reference on the model", "[ex03.2]") {
@@ -105,17 +115,17 @@ TEST_CASE("ex03.2 top_p_keep matches the reference on the model", "[ex03.2]") {
     REQUIRE_FALSE(cases.empty());
     for (const auto& c : cases) {
         const Vec probs = decodebook::softmax(case_logits(c));
-        const auto keep = your_top_p_keep(probs, c["params"]["top_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
+        const auto keep = sized(your_top_p_keep, probs, c["params"]["top_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
         check_ids(golden::kept_ids(keep), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
     }
 }
 
 TEST_CASE("ex03.3 min_p_keep scales with the top probability", "[ex03.3]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f, 0.0f};
-    check_ids(golden::kept_ids(your_min_p_keep(p, 0.25, 1)), {0, 1}, "probs [0.5, 0.3, 0.1, 0.1, 0], min_p 0.25: threshold 0.125");
-    check_ids(golden::kept_ids(your_min_p_keep(p, 0.7, 1)), {0}, "min_p 0.7: threshold 0.35");
-    check_ids(golden::kept_ids(your_min_p_keep(p, 0.2, 1)), {0, 1, 2, 3}, "min_p 0.2: threshold 0.1, ties at it kept");
-    check_ids(golden::kept_ids(your_min_p_keep(p, 1.0, 2)), {0, 1}, "min_p 1 with min_keep = 2");
+    check_ids(golden::kept_ids(sized(your_min_p_keep, p, 0.25, 1)), {0, 1}, "probs [0.5, 0.3, 0.1, 0.1, 0], min_p 0.25: threshold 0.125");
+    check_ids(golden::kept_ids(sized(your_min_p_keep, p, 0.7, 1)), {0}, "min_p 0.7: threshold 0.35");
+    check_ids(golden::kept_ids(sized(your_min_p_keep, p, 0.2, 1)), {0, 1, 2, 3}, "min_p 0.2: threshold 0.1, ties at it kept");
+    check_ids(golden::kept_ids(sized(your_min_p_keep, p, 1.0, 2)), {0, 1}, "min_p 1 with min_keep = 2");
 }
 
 TEST_CASE("ex03.3 min_p_keep matches the reference on the model", "[ex03.3]") {
@@ -123,7 +133,7 @@ TEST_CASE("ex03.3 min_p_keep matches the reference on the model", "[ex03.3]") {
     REQUIRE_FALSE(cases.empty());
     for (const auto& c : cases) {
         const Vec probs = decodebook::softmax(case_logits(c));
-        const auto keep = your_min_p_keep(probs, c["params"]["min_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
+        const auto keep = sized(your_min_p_keep, probs, c["params"]["min_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
         check_ids(golden::kept_ids(keep), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
     }
 }
