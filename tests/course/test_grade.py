@@ -585,6 +585,27 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(grade.parse_args([]).jobs, 2)
 
 
+class ReportFiles(unittest.TestCase):
+    def test_a_report_file_in_a_missing_folder_is_a_usage_error(self):
+        for option in ("--json", "--junit", "--gradescope"):
+            with self.subTest(option=option), contextlib.redirect_stderr(io.StringIO()) as err, \
+                    self.assertRaises(SystemExit) as exit_:
+                grade.parse_args([option, "/nonexistent/folder/x.json"])
+            self.assertEqual(exit_.exception.code, 2)
+            self.assertIn("does not exist", err.getvalue())
+
+    def test_a_folder_is_not_a_report_file(self):
+        with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(io.StringIO()) as err, \
+                self.assertRaises(SystemExit) as exit_:
+            grade.parse_args(["--json", tmp])
+        self.assertEqual(exit_.exception.code, 2)
+        self.assertIn("is a folder", err.getvalue())
+
+    def test_a_writable_path_is_accepted(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertEqual(grade.parse_args(["--json", f"{tmp}/r.json"]).json, f"{tmp}/r.json")
+
+
 class FakeTools:
     """Stands in for cmake and ctest: the chapters in `broken` fail to build with their log; ctest
     writes the fixture's testcases that its -R matches, as CTest would."""
