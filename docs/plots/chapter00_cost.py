@@ -3,23 +3,17 @@
 The chapter binary comes from PATH (docs/conf.py puts the build folder first), so the picture
 always shows the code you just built. Timings are real, so they wobble on a busy machine.
 """
-import csv
-import os
-import subprocess
-import tempfile
 
 import matplotlib.pyplot as plt
+
+from chapter_csv import chapter_csv
 
 NEW_TOKENS = 200  # the model's context is 256 tokens; the default prompt takes 4
 
 
 def chapter00_steps(new_tokens: int) -> list:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "steps.csv")
-        subprocess.run(["chapter-00", "--max-new-tokens", str(new_tokens), "--csv", path],
-                       check=True, stdout=subprocess.DEVNULL)
-        with open(path, newline="", encoding="utf-8") as f:
-            return [{k: float(v) for k, v in row.items()} for row in csv.DictReader(f)]
+    rows = chapter_csv("chapter-00", "--max-new-tokens", str(new_tokens))
+    return [{k: float(v) for k, v in row.items()} for row in rows]
 
 
 rows = chapter00_steps(NEW_TOKENS)

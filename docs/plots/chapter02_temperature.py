@@ -4,23 +4,16 @@ Runs the chapter binary found on PATH (docs/conf.py puts the build folder first)
 20 most likely tokens after the default prompt at each temperature (columns: temperature, rank,
 id, token, probability; see write_temperature_csv in chapters/02-temperature/main.cpp).
 """
-import csv
-import os
-import subprocess
-import tempfile
 
 import matplotlib.pyplot as plt
+
+from chapter_csv import chapter_csv
 
 PROMPT = "The best way to"  # chapter-02's default, passed explicitly because the title names it
 
 
 def chapter02_rows() -> list:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "temperature.csv")
-        subprocess.run(["chapter-02", "--prompt", PROMPT, "--max-new-tokens", "4", "--csv", path], check=True,
-                       stdout=subprocess.DEVNULL)
-        with open(path, newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f))
+    return chapter_csv("chapter-02", "--prompt", PROMPT, "--max-new-tokens", "4")
 
 
 rows = chapter02_rows()

@@ -5,22 +5,16 @@ Runs the chapter binary found on PATH (docs/conf.py puts the build folder first)
 (columns: step, rank, id, token, probability, top_k, top_p, min_p; see write_truncation_csv in
 chapters/03-truncation/main.cpp, which uses top_k 10, top_p 0.9 and min_p 0.1).
 """
-import csv
-import os
-import subprocess
-import tempfile
 
 import matplotlib.pyplot as plt
+
+from chapter_csv import chapter_csv
 
 TOP_K, TOP_P, MIN_P = 10, 0.9, 0.1  # the settings write_truncation_csv uses, for the legend
 
 
 def chapter03_rows() -> list:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "truncation.csv")
-        subprocess.run(["chapter-03", "--max-new-tokens", "4", "--csv", path], check=True, stdout=subprocess.DEVNULL)
-        with open(path, newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f))
+    return chapter_csv("chapter-03", "--max-new-tokens", "4")
 
 
 rows = chapter03_rows()

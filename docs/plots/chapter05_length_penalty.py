@@ -5,20 +5,14 @@ four hypotheses that beam search (num_beams 4, early_stopping never) returns for
 length_penalty of part 4 (columns: length_penalty, rank, length, sum_logprobs, score,
 finish_reason; see the --csv block of chapters/05-beam-search/main.cpp).
 """
-import csv
-import os
-import subprocess
-import tempfile
 
 import matplotlib.pyplot as plt
 
+from chapter_csv import chapter_csv
+
 
 def chapter05_rows() -> list:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "beams.csv")
-        subprocess.run(["chapter-05", "--csv", path], check=True, stdout=subprocess.DEVNULL)
-        with open(path, newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f))
+    return chapter_csv("chapter-05")
 
 
 rows = chapter05_rows()

@@ -5,20 +5,14 @@ row per generated token of part 5 (the fortune cut by the stop "\\n\\t\\t--"), w
 stream showed and the text it held back after that token (columns: step, token, shown, held,
 held_chars; see write_hold_csv in chapters/06-stop-sequences/main.cpp).
 """
-import csv
-import os
-import subprocess
-import tempfile
 
 import matplotlib.pyplot as plt
 
+from chapter_csv import chapter_csv
+
 
 def chapter06_rows() -> list:
-    with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "holdback.csv")
-        subprocess.run(["chapter-06", "--max-new-tokens", "4", "--csv", path], check=True, stdout=subprocess.DEVNULL)
-        with open(path, newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f))
+    return chapter_csv("chapter-06", "--max-new-tokens", "4")
 
 
 rows = chapter06_rows()
