@@ -142,6 +142,14 @@ struct Generation {
 /// @throws Error naming the problem and the fix.
 std::vector<int> check_request(const ModelConfig& model, const std::vector<int>& prompt, const GenerationConfig& config);
 
+/// The loop's model seam: the next-token logits (V) of a sequence (prompt + tokens so far).
+/// The loop calls it once per step with the sequence grown by one token. Introduced in chapter 02.
+using NextLogits = std::function<xt::xtensor<float, 1>(const std::vector<int>& sequence)>;
+
+/// Chapter 00's way: forward the whole sequence and keep the last position's row.
+/// The model must outlive the returned function. Introduced in chapter 02.
+NextLogits naive_logits(const Gpt2& model);
+
 /// The general loop: forward the whole sequence, take the last logits, `sample` with the context,
 /// append, stream the text, check the config's stopping criteria, tell `on_step`. The request is
 /// checked before any work (empty prompt, unknown ids, prompt + max_new_tokens beyond the
@@ -149,5 +157,12 @@ std::vector<int> check_request(const ModelConfig& model, const std::vector<int>&
 /// @throws Error on a bad request or config, or when the sampler returns an id outside the vocabulary.
 Generation generate(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<int>& prompt,
                     const GenerationConfig& config, const Sampler& sample, const StepObserver& on_step = {});
+
+/// The general loop over any model seam (`naive_logits`, or chapter 07's `cached_logits`); the
+/// overload above is this loop on `naive_logits(model)`. Introduced in chapter 02.
+/// @throws Error on a bad request or config.
+Generation generate(const NextLogits& next, const ModelConfig& model_config, const Tokenizer& tokenizer,
+                    const std::vector<int>& prompt, const GenerationConfig& config, const Sampler& sample,
+                    const StepObserver& on_step = {});
 
 }  // namespace decodebook

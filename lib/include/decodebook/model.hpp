@@ -1,6 +1,7 @@
 #pragma once
 /// @file model.hpp
 /// @brief GPT-2's forward pass: token ids in, next-token logits out (chapter 00).
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,14 @@
 #include "decodebook/safetensors.hpp"
 
 namespace decodebook {
+
+class KvCache;
+
+/// How a batch of decode rows is multiplied by the weights (chapter 07).
+enum class BatchKernels {
+    Fast,       ///< one row: the streaming matvec; several rows: the BLAS's GEMM (what engines do)
+    Invariant,  ///< every batch size on the streaming matvec: a row gets the same bits alone and in a batch
+};
 
 /// How a fresh model fills a tensor (random_gpt2_tensors). Introduced in chapter 00.
 enum class TensorInit {
@@ -64,6 +73,26 @@ public:
     /// @return logits (T, V): row t scores the token that follows ids[0..t]
     /// @throws Error on an empty, too long or out-of-vocabulary input.
     xt::xtensor<float, 2> forward(const std::vector<int>& ids) const;
+
+    /// Run a prompt through the model in one pass (each product a GEMM), writing its keys and
+    /// values into `row` of the cache after the positions it already holds. Introduced in chapter 07.
+    /// @param ids the new tokens; the row's length + ids.size() must fit the cache's capacity
+    /// @return logits (V) of the last position: they score the token that follows
+    /// @throws Error on empty, too long or out-of-vocabulary input, or a row outside the cache.
+    xt::xtensor<float, 1> prefill(const std::vector<int>& ids, KvCache& cache, size_t row = 0) const;
+
+    /// One new token for each of B rows: `tokens[b]` goes after the positions cache row `rows[b]`
+    /// holds; attention reads that row's cached keys and values; LayerNorm and lm_head run on the
+    /// new position only. Logits land in `cache.logits()` row b. Allocates nothing.
+    /// Introduced in chapter 07.
+    /// @throws Error when sizes differ, a row is repeated or out of range, a row is full, or a
+    /// token is outside the vocabulary.
+    void decode(const std::vector<int>& tokens, const std::vector<size_t>& rows, KvCache& cache,
+                BatchKernels kernels = BatchKernels::Fast) const;
+
+    /// Bytes of the weights one decode step reads: every matrix and vector except the position
+    /// table, of which one row is read. Introduced in chapter 07.
+    uint64_t decode_weight_bytes() const;
 
     /// The model's shape. Introduced in chapter 00.
     const ModelConfig& config() const { return config_; }
