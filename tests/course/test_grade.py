@@ -1,19 +1,18 @@
 #!/usr/bin/python3
-"""Tests for ./grade: its pure parts (JUnit parsing, failure excerpts, per-chapter build failures,
-scoring, the report, results.json and JUnit) and its main() with cmake and ctest stood in for.
+"""Tests for ./grade: its test runner on real processes, its pure parts (verdicts, failure
+excerpts, per-chapter and per-exercise build failures, scoring, the report, results.json and
+JUnit) and its main() with cmake and ctest stood in for.
 
     /usr/bin/python3 tests/course/test_grade.py     (or -m unittest from tests/course/)
 
-The fixtures in tests/course/grade_fixtures/ are real CTest 3.25 + Catch2 v2.13 output from a throwaway
-project laid out like the course (paths anonymised to /home/student/decodebook):
-  all.xml / all.ctest.txt   `ctest -L student --timeout 2 -j2 --output-junit all.xml` and its
-                            stdout: passes, a failed CHECK with expected/found messages, two
-                            not-started stubs, a segfault, an abort, a silent timeout, a timeout
-                            after printing, an exit(1), odd bytes, a test of no exercise
-  empty.xml                 a run whose -R matched no test
+grade_fixtures/runs.cpp is a throwaway Catch2 v2 program with one test case for each way a test
+can end (named like the exercises of grade_fixtures/manifest.json; 02.7 has no tests on purpose).
+These tests compile it once (about 20 s) and run every case through ./grade's own runner under
+small limits: the verdicts below are those of real processes, not of recorded output.
+The other fixtures in tests/course/grade_fixtures/ are real build logs (paths anonymised to
+/home/student/decodebook):
   build_error.txt           `cmake --build` with compile errors in exercises/01-greedy/argmax.cpp
   link_error.txt            the same file emptied (undefined reference at link time)
-  manifest.json             the exercises of all.xml, plus 02.7 which has no tests
 From the course's own build (CMake 3.25, GCC 12, Unix Makefiles, -j2):
   chapter_04_error.txt      `cmake --build BUILD --target exercise_tests_04 -j2` with a missing ';'
                             in exercises/04-penalties/repetition.cpp
@@ -22,10 +21,13 @@ From the course's own build (CMake 3.25, GCC 12, Unix Makefiles, -j2):
   chapter_04_mixed.txt      `... --target exercise_tests_04 -j2` while tests/golden.hpp was also
                             broken: an error outside the student's files comes first
 """
+import atexit
 import contextlib
+import functools
 import io
 import json
 import re
+import shutil
 import subprocess
 import tempfile
 import xml.etree.ElementTree as ET
@@ -38,6 +40,8 @@ from unittest import mock
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "grade_fixtures"
 ROOT = "/home/student/decodebook"
+REPO = HERE.parents[1]
+LIVE_LIMITS = None      # set below, once grade is loaded
 
 
 def load_grade():
@@ -48,85 +52,134 @@ def load_grade():
 
 
 grade = load_grade()
+LIVE_LIMITS = grade.Limits(cpu=1, wall=10, memory=1 << 30)   # wall: room for a loaded machine
 
 
 def fixture(name):
     return (FIXTURES / name).read_text(encoding="utf-8")
 
 
+@functools.lru_cache(maxsize=None)
+def live_runs():
+    """Compile grade_fixtures/runs.cpp and run each of its cases with ./grade's runner, two at a
+    time as ./grade does -> {test name: TestResult}, in the program's order."""
+    folder = Path(tempfile.mkdtemp(prefix="test-grade-"))
+    atexit.register(shutil.rmtree, folder, True)
+    exe = folder / "runs"
+    done = subprocess.run(["g++", "-std=c++20", "-O0", "-o", str(exe), str(FIXTURES / "runs.cpp")],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError("grade_fixtures/runs.cpp does not compile:\n" + done.stderr[-3000:])
+    names = subprocess.run([str(exe), "--list-test-names-only"], capture_output=True, text=True).stdout
+    specs = [grade.TestSpec(f"student:{n.strip()}", [str(exe), n.strip(), "--warn", "NoTests"], str(folder))
+             for n in names.splitlines() if n.strip()]
+    results = grade.run_tests(specs, 2, LIVE_LIMITS)
+    for r in results:           # as if the program had been built in the student's repository
+        r.report = r.report.replace(str(FIXTURES / "runs.cpp"), f"{ROOT}/tests/exercises/runs.cpp")
+    return {r.name: r for r in results}
+
+
 def fixture_results():
-    reasons = grade.parse_ctest_reasons(fixture("all.ctest.txt"))
-    tests = grade.parse_junit(fixture("all.xml"), reasons, timeout=2)
     manifest = json.loads(fixture("manifest.json"))["exercises"]
-    return grade.group_by_exercise(manifest, tests)
+    return grade.group_by_exercise(manifest, list(live_runs().values()))
 
 
-class ParseJunit(unittest.TestCase):
+class Runs(unittest.TestCase):
+    """Every way a test can end, on real processes, through ./grade's runner."""
+
     def setUp(self):
-        reasons = grade.parse_ctest_reasons(fixture("all.ctest.txt"))
-        self.tests = {t.name: t for t in grade.parse_junit(fixture("all.xml"), reasons, timeout=2)}
+        self.tests = live_runs()
 
-    def test_every_testcase_is_read_with_its_prefix_removed(self):
-        self.assertEqual(len(self.tests), 14)
-        self.assertIn('ex00.2 append_token grows the context <&> "quoted"', self.tests)
-        self.assertTrue(all(name.startswith("ex") for name in self.tests))
+    def test_outcomes(self):
+        outcomes = {name: (t.outcome, t.reason) for name, t in self.tests.items()}
+        self.assertEqual(outcomes, {
+            "ex00.1 last_position_logits returns the last row": ("pass", ""),
+            "ex00.1 last_position_logits keeps the width": ("pass", ""),
+            "ex00.2 append_token grows the context <&> after printing 50 MB": ("pass", ""),
+            "ex01.1 argmax picks the largest logit": ("exception", "exit status 1"),
+            "ex01.1 argmax breaks ties towards the lowest id": ("exception", "exit status 1"),
+            "ex01.2 greedy matches the golden tokens": ("fail", "exit status 2"),
+            "ex01.2 greedy stops at EOS": ("pass", ""),
+            "ex02.1 softmax sums to one": ("crash", "SIGSEGV"),
+            "ex02.2 top_k keeps k tokens": ("crash", "SIGABRT"),
+            "ex02.3 top_p stops at p": ("timeout", "cpu"),
+            "ex02.4 temperature scales logits": ("timeout", "wall"),
+            "ex02.5 sample draws from the distribution": ("fail", "exit status 0"),
+            "ex02.5 sample allocates 50 GB": ("memory", "exit status 1"),
+            "ex02.6 min_p prints odd bytes": ("fail", "exit status 1"),
+            "ex02.6 min_p throws": ("exception", "exit status 1"),
+            "ex99.1 a test for no exercise in the manifest": ("pass", "")})
 
-    def test_prefix_with_or_without_the_space(self):
-        self.assertEqual(grade.test_name("student:ex00.1 a b"), "ex00.1 a b")
-        self.assertEqual(grade.test_name("student: ex00.1 a b"), "ex00.1 a b")
+    def test_exit_0_before_any_check_does_not_pass(self):
+        test = self.tests["ex02.5 sample draws from the distribution"]
+        self.assertEqual((test.outcome, test.report), ("fail", ""))
+        self.assertIn("about to quit", test.output)
+
+    def test_output_size_does_not_decide_and_is_not_kept_whole(self):
+        test = self.tests["ex00.2 append_token grows the context <&> after printing 50 MB"]
+        self.assertEqual(test.outcome, "pass")
+        self.assertLess(len(test.output), 3 * grade.KEEP_OUTPUT)
+        self.assertIn("bytes of output left out", test.output)
+        self.assertTrue(test.output.rstrip().endswith("All tests passed (1 assertion in 1 test case)"))
+
+    def test_printing_catch2s_words_does_not_pass(self):
+        self.assertEqual(grade.verdict(0, "", 0.1), ("fail", "exit status 0"))
+        self.assertEqual(grade.verdict(0, "All tests passed (0 assertions in 1 test case)", 0.1)[0], "fail")
+
+    def test_the_limits_hold_and_end_the_test_fast(self):
+        loop = self.tests["ex02.3 top_p stops at p"]
+        self.assertGreaterEqual(loop.cpu, LIVE_LIMITS.cpu * 0.9)
+        self.assertLess(loop.seconds, LIVE_LIMITS.wall)
+        sleep = self.tests["ex02.4 temperature scales logits"]
+        self.assertLess(sleep.cpu, 1)
+        self.assertLess(sleep.seconds, LIVE_LIMITS.wall + 3)
+        huge = self.tests["ex02.5 sample allocates 50 GB"]
+        self.assertLess(huge.seconds, 3)
+        self.assertIn("std::bad_alloc", huge.report)
+
+    def test_odd_bytes_survive_as_text(self):
+        test = self.tests["ex02.6 min_p prints odd bytes"]
+        self.assertIn("\x1b[31m", test.output)
+        self.assertIn("\ufffd", test.output)
+        ET.fromstring(grade.junit_xml(grade.group_by_exercise(
+            json.loads(fixture("manifest.json"))["exercises"], [test])[0]))   # still valid XML
 
     def test_exercise_id_comes_from_the_name(self):
         self.assertEqual(self.tests["ex01.2 greedy stops at EOS"].exercise, "01.2")
         self.assertEqual(grade.TestResult("no id here", "pass").exercise, "")
 
-    def test_outcomes(self):
-        outcomes = {name: t.outcome for name, t in self.tests.items()}
-        self.assertEqual(outcomes, {
-            "ex00.1 last_position_logits returns the last row": "pass",
-            "ex00.1 last_position_logits keeps the width": "pass",
-            'ex00.2 append_token grows the context <&> "quoted"': "pass",
-            "ex01.1 argmax picks the largest logit": "fail",
-            "ex01.1 argmax breaks ties towards the lowest id": "fail",
-            "ex01.2 greedy matches the golden tokens": "fail",
-            "ex01.2 greedy stops at EOS": "pass",
-            "ex02.1 softmax sums to one": "crash",
-            "ex02.2 top_k keeps k tokens": "crash",
-            "ex02.3 top_p stops at p": "timeout",
-            "ex02.4 temperature scales logits": "timeout",
-            "ex02.5 sample draws from the distribution": "fail",
-            "ex02.6 min_p prints odd bytes": "fail",
-            "ex99.1 a test for no exercise in the manifest": "pass"})
+    def test_prefix_with_or_without_the_space(self):
+        self.assertEqual(grade.test_name("student:ex00.1 a b"), "ex00.1 a b")
+        self.assertEqual(grade.test_name("student: ex00.1 a b"), "ex00.1 a b")
 
-    def test_ctest_reasons_come_from_its_closing_list(self):
-        reasons = grade.parse_ctest_reasons(fixture("all.ctest.txt"))
-        self.assertEqual(reasons["student:ex02.1 softmax sums to one"], "SEGFAULT")
-        self.assertEqual(reasons["student:ex02.2 top_k keeps k tokens"], "Subprocess aborted")
-        self.assertEqual(reasons["student:ex02.3 top_p stops at p"], "Timeout")
-        self.assertEqual(len(reasons), 9)
-        self.assertEqual(grade.parse_ctest_reasons("100% tests passed, 0 tests failed out of 3"), {})
+    def test_a_program_that_cannot_start(self):
+        spec = grade.TestSpec("student:ex00.1 x", ["/nonexistent/program"])
+        with tempfile.TemporaryDirectory() as tmp:
+            result = grade.run_test(spec, tmp)
+        self.assertEqual(result.outcome, "notrun")
+        self.assertIn("cannot start it", result.reason)
 
-    def test_without_ctest_reasons_crashes_and_timeouts_are_still_recognised(self):
-        tests = {t.name: t.outcome for t in grade.parse_junit(fixture("all.xml"), {}, timeout=2)}
-        self.assertEqual(tests["ex02.1 softmax sums to one"], "crash")
-        self.assertEqual(tests["ex02.3 top_p stops at p"], "timeout")
-        self.assertEqual(tests["ex02.5 sample draws from the distribution"], "fail")
 
-    def test_odd_bytes_arrive_as_ctest_placeholders(self):
-        self.assertIn("[NON-XML-CHAR-0x1B]", self.tests["ex02.6 min_p prints odd bytes"].output)
-
-    def test_a_run_without_tests(self):
-        self.assertEqual(grade.parse_junit(fixture("empty.xml")), [])
+class TestList(unittest.TestCase):
+    def test_ctest_show_only_json(self):
+        text = json.dumps({"kind": "ctestInfo", "version": {"major": 1, "minor": 0}, "tests": [
+            {"name": "student:ex01.1 argmax picks", "command": ["/b/exercise_tests_01", "ex01.1 argmax picks",
+                                                                "--warn", "NoTests"],
+             "properties": [{"name": "LABELS", "value": ["student"]},
+                            {"name": "WORKING_DIRECTORY", "value": "/b/tests"}]},
+            {"name": "student:ex01.2 not built", "properties": []}]})
+        self.assertEqual(grade.parse_test_list(text), [grade.TestSpec(
+            "student:ex01.1 argmax picks", ["/b/exercise_tests_01", "ex01.1 argmax picks", "--warn", "NoTests"],
+            "/b/tests")])
 
 
 class Excerpts(unittest.TestCase):
     def setUp(self):
-        reasons = grade.parse_ctest_reasons(fixture("all.ctest.txt"))
-        self.tests = {t.exercise: t for t in grade.parse_junit(fixture("all.xml"), reasons, timeout=2)
-                      if t.outcome != "pass"}
+        self.tests = {t.exercise: t for t in live_runs().values() if t.outcome != "pass"}
 
     def test_failed_check_shows_its_first_block_with_expected_and_found(self):
-        lines = grade.failure_excerpt(self.tests["01.2"].output, ROOT)
-        self.assertEqual(lines[0], "tests/exercises/test_01_greedy.cpp:13: FAILED:")
+        lines = grade.failure_excerpt(self.tests["01.2"].report, ROOT)
+        self.assertEqual(lines[0], "tests/exercises/runs.cpp:37: FAILED:")
         self.assertIn("  CHECK( found == expected )", lines)
         self.assertIn("  expected: 307, 12, 99", lines)
         self.assertIn("  found:    307, 12, 12", lines)
@@ -135,21 +188,30 @@ class Excerpts(unittest.TestCase):
     def test_not_started_stub_is_recognised(self):
         self.assertTrue(self.tests["01.1"].not_started)
         self.assertFalse(self.tests["01.2"].not_started)
-        lines = grade.failure_excerpt(self.tests["01.1"].output, ROOT)
+        lines = grade.failure_excerpt(self.tests["01.1"].report, ROOT)
         self.assertIn("  exercise 01.1 (argmax) is not implemented yet", lines)
 
-    def test_timeout_and_crash_wording(self):
-        self.assertEqual(grade.describe_failure(self.tests["02.3"], ROOT),
-                         ["timed out after 30 s (an endless loop? or a very busy machine: try ./grade --jobs 1)"])
-        self.assertEqual(grade.describe_failure(self.tests["02.4"], ROOT),
-                         ["timed out after 30 s (an endless loop? or a very busy machine: try ./grade --jobs 1)", "step 1 done"])
-        crash = grade.describe_failure(self.tests["02.1"], ROOT)
-        self.assertEqual(crash[0], "crashed (segmentation fault?)")
+    def test_timeout_crash_and_memory_wording(self):
+        tests = live_runs()
+        loop = grade.describe_failure(tests["ex02.3 top_p stops at p"], ROOT)
+        self.assertEqual(loop, ["stopped at its limit of 1 s of CPU time (at least 10 times what the worked "
+                                "solution needs; time spent waiting for a busy machine does not count): an "
+                                "endless loop, or a very slow machine?"])
+        sleep = grade.describe_failure(tests["ex02.4 temperature scales logits"], ROOT)
+        self.assertTrue(sleep[0].startswith("stopped after 10 s of wall-clock time, having used 0.0 s of CPU: "
+                                            "is it waiting (sleep, input), or is the machine very busy?"))
+        self.assertEqual(sleep[1:], ["step 1 done"])
+        crash = grade.describe_failure(tests["ex02.1 softmax sums to one"], ROOT)
+        self.assertEqual(crash[0], "crashed (segmentation fault: an index out of range, or a dangling reference?)")
         self.assertIn("  SIGSEGV - Segmentation violation signal", crash)
-        self.assertTrue(grade.describe_failure(self.tests["02.2"], ROOT)[0].startswith("crashed (aborted"))
+        self.assertTrue(grade.describe_failure(tests["ex02.2 top_k keeps k tokens"], ROOT)[0]
+                        .startswith("crashed (aborted"))
+        memory = grade.describe_failure(tests["ex02.5 sample allocates 50 GB"], ROOT)
+        self.assertEqual(memory[0], "ran out of memory (std::bad_alloc): a test may use 1024 MB; an allocation "
+                                    "of a huge or negative size?")
 
     def test_exit_without_a_catch_report(self):
-        lines = grade.describe_failure(self.tests["02.5"], ROOT)
+        lines = grade.describe_failure(live_runs()["ex02.5 sample draws from the distribution"], ROOT)
         self.assertIn("exit()", lines[0])
         self.assertEqual(lines[1:], ["about to quit"])
 
@@ -169,9 +231,9 @@ class Excerpts(unittest.TestCase):
         self.assertEqual(grade.failure_excerpt("\n".join(short), ROOT), short)
 
     def test_program_output_drops_catch_boilerplate(self):
-        kept = grade.program_output(self.tests["02.6"].output, ROOT)
+        kept = grade.program_output(live_runs()["ex02.6 min_p prints odd bytes"].report, ROOT)
         self.assertFalse(any("Catch v" in l or l.startswith("Filters:") or "test cases:" in l for l in kept))
-        self.assertFalse(any(l == "tests/exercises/test_02_sampling.cpp:12" for l in kept))  # header
+        self.assertFalse(any(l == "tests/exercises/runs.cpp:66" for l in kept))  # header
 
 
 class CompileErrors(unittest.TestCase):
@@ -300,14 +362,29 @@ class Report(unittest.TestCase):
         self.assertIn("  ✗ 01.1 Argmax with the tie rule (not started)", lines)
         self.assertIn("      start in exercises/01-greedy/argmax.cpp", lines)
         self.assertIn("  ✗ 01.2 Greedy generation with the EOS rule  (1 of 2 tests failed)", lines)
-        self.assertIn("        timed out after 30 s (an endless loop? or a very busy machine: try ./grade --jobs 1)", lines)
-        self.assertIn("        crashed (segmentation fault?)", lines)
+        at = lines.index("      test: ex02.3 top_p stops at p")
+        self.assertEqual(lines[at + 1:at + 4], [
+            "        stopped at its limit of 1 s of CPU time (at least 10 times what the worked solution",
+            "        needs; time spent waiting for a busy machine does not count): an endless loop, or a very",
+            "        slow machine?"])
+        self.assertIn("        crashed (segmentation fault: an index out of range, or a dangling reference?)", lines)
         self.assertIn("          found:    307, 12, 12", lines)
         self.assertIn("      hint: hint for 01.2: look at generate_greedy.", lines)
         self.assertIn("  chapter 01: 0/2 exercises, 0/3 points", lines)
         self.assertIn("[####----------------] 2/11 exercises, 2/12 points", lines)
         self.assertTrue(any("02.7" in l and "has no tests — tell your instructor" in l for l in lines))
         self.assertTrue(any("ex99.1" in l and "no exercise" in l for l in lines))
+
+    def test_hints_only_for_exercises_tried_and_failed(self):
+        lines = self.text.splitlines()
+        self.assertNotIn("      hint: hint for 01.1: look at argmax.", lines)       # not started: no hint
+        self.assertIn("      hint: hint for 01.2: look at generate_greedy.", lines)  # tried and failed
+        self.assertFalse(any("hint for 00." in l for l in lines))                    # passed
+        exercises, strays = fixture_results()
+        every = grade.render_report(exercises, strays, colour=False, root=ROOT, hints=True).splitlines()
+        self.assertIn("      hint: hint for 01.1: look at argmax.", every)
+        self.assertTrue(grade.parse_args(["--hints"]).hints)
+        self.assertFalse(grade.parse_args([]).hints)
 
     def test_not_started_has_no_dump(self):
         block = self.text.split("01.1 Argmax")[1].split("01.2 Greedy")[0]
@@ -320,7 +397,7 @@ class Report(unittest.TestCase):
 
     def test_long_hints_are_wrapped(self):
         info = dict(json.loads(fixture("manifest.json"))["exercises"][0], hint="word " * 60)
-        ex = grade.ExerciseResult(info, [grade.TestResult("ex00.1 t", "fail", "x.cpp:1: FAILED:\n")])
+        ex = grade.ExerciseResult(info, [grade.TestResult("ex00.1 t", "fail", report="x.cpp:1: FAILED:\n")])
         lines = grade.exercise_lines(ex, colour=False, root=ROOT)
         hint = [l for l in lines if l.startswith("      hint:") or l.startswith("            word")]
         self.assertGreater(len(hint), 2)
@@ -342,9 +419,7 @@ def failed_chapter(chapter="01", log="build_error.txt"):
 
 def results_with_failure(chapter="01"):
     """The fixture run as if `chapter` had not compiled: its tests never ran."""
-    reasons = grade.parse_ctest_reasons(fixture("all.ctest.txt"))
-    tests = [t for t in grade.parse_junit(fixture("all.xml"), reasons, timeout=2)
-             if not t.exercise.startswith(chapter + ".")]
+    tests = [t for t in live_runs().values() if not t.exercise.startswith(chapter + ".")]
     return grade.group_by_exercise(fixture_manifest(), tests, {chapter: failed_chapter(chapter)})
 
 
@@ -357,6 +432,43 @@ class ChapterBuildFailures(unittest.TestCase):
         self.assertFalse(any(ROOT in l or "gmake" in l or "%]" in l for l in failure.lines))
         self.assertEqual(failure.verdict, "chapter 04 does not compile: fix the first error above")
         self.assertTrue(failure.message.endswith("\n\nchapter 04 does not compile: fix the first error above"))
+
+    def test_the_exercise_whose_file_has_the_error_is_named(self):
+        manifest = json.loads((REPO / "exercises" / "manifest.json").read_text())["exercises"]
+        log = fixture("chapter_04_error.txt").replace(ROOT, str(REPO))
+        failure = grade.chapter_failure("04", log, REPO, manifest=manifest)
+        owner = next(e["id"] for e in manifest if "exercises/04-penalties/repetition.cpp" in e["files"])
+        self.assertEqual(list(failure.culprits), [owner])
+        self.assertRegex(failure.culprits[owner][1], r"^exercises/04-penalties/repetition\.cpp:\d+:\d+: error:")
+        exercises, _ = grade.group_by_exercise([e for e in manifest if e["chapter"] == "04"], [], {"04": failure})
+        states = {ex.info["id"]: ex.state for ex in exercises}
+        self.assertEqual(states.pop(owner), "does-not-compile")
+        self.assertTrue(states and set(states.values()) == {"blocked"})
+
+    def test_a_broken_chapter_00_stub_blocks_chapter_01(self):
+        manifest = json.loads((REPO / "exercises" / "manifest.json").read_text())["exercises"]
+        failure = grade.chapter_failure("01", fixture("chapter_01_uses_00.txt").replace(ROOT, str(REPO)), REPO,
+                                        manifest=manifest)
+        owner = next(e["id"] for e in manifest if "exercises/00-naive-loop/last_position.cpp" in e["files"])
+        self.assertEqual(list(failure.culprits), [owner])
+        exercises, _ = grade.group_by_exercise([e for e in manifest if e["chapter"] == "01"], [], {"01": failure})
+        self.assertEqual({ex.state for ex in exercises}, {"blocked"})
+        self.assertTrue(grade.render_report(exercises, colour=False, root=REPO).count(f"(not graded: {owner} does "
+                                                                                       "not compile)") >= 2)
+
+    def test_a_changed_signature_is_blamed_on_its_exercise(self):
+        failure = grade.chapter_failure("01", fixture("link_error.txt"), ROOT, manifest=fixture_manifest())
+        self.assertEqual(list(failure.culprits), ["01.1"])
+        self.assertIn("undefined reference to `argmax", "\n".join(failure.culprits["01.1"]))
+        self.assertIn("argmax is declared in lib/include/decodebook/exercises.hpp", failure.culprits["01.1"][-1])
+        self.assertTrue(failure.mine)
+        self.assertNotIn("tell your instructor", failure.verdict)
+
+    def test_without_a_known_file_the_whole_chapter_does_not_compile(self):
+        failure = grade.chapter_failure("02", "lib/src/x.cpp:1:1: error: boom\n", ROOT, manifest=fixture_manifest())
+        self.assertIsNone(failure.culprits)
+        exercises, _ = grade.group_by_exercise(fixture_manifest(), [], {"02": failure})
+        self.assertEqual({ex.state for ex in exercises if ex.info["chapter"] == "02"}, {"does-not-compile"})
 
     def test_a_broken_chapter_00_stub_shows_in_chapter_01(self):
         failure = grade.chapter_failure("01", fixture("chapter_01_uses_00.txt"), ROOT)
@@ -423,7 +535,7 @@ class ChapterFailureScoring(unittest.TestCase):
         self.assertEqual((self.by_id["01.1"].earned, self.by_id["01.2"].tests), (0, []))
 
     def test_even_passing_tests_of_a_broken_chapter_do_not_count(self):
-        tests = grade.parse_junit(fixture("all.xml"), {}, timeout=2)   # 01.2 has a passing test
+        tests = list(live_runs().values())   # 01.2 has a passing test
         exercises, _ = grade.group_by_exercise(fixture_manifest(), tests, {"01": failed_chapter()})
         self.assertEqual({ex.info["id"]: ex.earned for ex in exercises if ex.info["chapter"] == "01"},
                          {"01.1": 0, "01.2": 0})
@@ -463,22 +575,28 @@ class ChapterFailureScoring(unittest.TestCase):
         self.assertEqual(grade.gradescope_json(doc)["output"], doc["message"])
 
     def test_junit_gets_an_error_testcase_per_exercise(self):
-        text = grade.junit_with_failures(fixture("all.xml"), self.exercises)
-        suite = ET.fromstring(text)
-        self.assertEqual((suite.get("tests"), suite.get("failures"), suite.get("errors")), ("16", "9", "2"))
+        suite = ET.fromstring(grade.junit_xml(self.exercises, ROOT))
+        # 11 tests of chapters 00 and 02 ran (3 pass, 2 failed checks, 6 errors), + 02.7 (no tests), + 01.1, 01.2
+        self.assertEqual((suite.get("tests"), suite.get("failures"), suite.get("errors")), ("14", "2", "9"))
         case = suite.find("testcase[@name='student:ex01.1 (does not compile)']")
-        self.assertEqual(case.get("status"), "error")
+        self.assertEqual(case.get("status"), "fail")
         self.assertEqual(case.find("error").get("message"), "does not compile")
         self.assertIn("exercises/01-greedy/argmax.cpp", case.find("error").text)
 
     def test_junit_without_any_test_run(self):
         exercises, _ = grade.group_by_exercise(fixture_manifest()[:2], [], {"00": failed_chapter("00")})
-        suite = ET.fromstring(grade.junit_with_failures(None, exercises))
+        suite = ET.fromstring(grade.junit_xml(exercises, ROOT))
         self.assertEqual((suite.get("tests"), suite.get("errors")), ("2", "2"))
 
-    def test_junit_is_ctests_own_when_everything_built(self):
+    def test_junit_of_a_whole_run(self):
         exercises, _ = fixture_results()
-        self.assertEqual(grade.junit_with_failures(fixture("all.xml"), exercises), fixture("all.xml"))
+        suite = ET.fromstring(grade.junit_xml(exercises, ROOT))
+        cases = {c.get("name"): c for c in suite.iter("testcase")}
+        self.assertEqual(cases["student:ex01.2 greedy stops at EOS"].get("status"), "run")
+        failed = cases["student:ex01.2 greedy matches the golden tokens"]
+        self.assertIn("found:    307, 12, 12", failed.find("failure").text)
+        self.assertEqual(cases["student:ex02.3 top_p stops at p"].find("error").get("message"), "timeout")
+        self.assertIn("student:ex02.7 (no tests)", cases)
 
 
 class ChapterFailureReport(unittest.TestCase):
@@ -504,7 +622,8 @@ class ChapterFailureReport(unittest.TestCase):
 
     def test_other_chapters_as_usual(self):
         self.assertIn("  ✓ 00.1 Take the last position's logits", self.lines)
-        self.assertIn("        crashed (segmentation fault?)", self.lines)
+        self.assertIn("        crashed (segmentation fault: an index out of range, or a dangling reference?)",
+                      self.lines)
         self.assertIn("[####----------------] 2/11 exercises, 2/12 points", self.lines)
 
     def test_next_points_at_the_first_broken_chapter(self):
@@ -607,11 +726,12 @@ class ReportFiles(unittest.TestCase):
 
 
 class FakeTools:
-    """Stands in for cmake and ctest: the chapters in `broken` fail to build with their log; ctest
-    writes the fixture's testcases that its -R matches, as CTest would."""
+    """Stands in for cmake and ctest: the chapters in `broken` fail to build with their log;
+    `ctest --show-only=json-v1 -R REGEX` lists the live runs' tests that REGEX matches, as CTest
+    would; running them (grade.run_tests) returns those runs' results."""
 
     def __init__(self, broken=None):
-        self.broken, self.calls, self.envs = broken or {}, [], []
+        self.broken, self.calls, self.envs, self.ran = broken or {}, [], [], []
 
     def __call__(self, cmd, env=None):
         self.calls.append(cmd)
@@ -621,14 +741,16 @@ class FakeTools:
             log = self.broken.get(chapter)
             return subprocess.CompletedProcess(cmd, 2 if log else 0, log or "")
         if cmd[0] == "ctest":
+            assert "--show-only=json-v1" in cmd
             pattern = re.compile(cmd[cmd.index("-R") + 1])
-            suite = ET.fromstring(fixture("all.xml"))
-            for case in suite.findall("testcase"):
-                if not pattern.search(case.get("name")):
-                    suite.remove(case)
-            Path(cmd[cmd.index("--output-junit") + 1]).write_text(ET.tostring(suite, encoding="unicode"))
-            return subprocess.CompletedProcess(cmd, 8, fixture("all.ctest.txt"))
+            tests = [{"name": f"student:{name}", "command": ["exercise_tests", name], "properties": []}
+                     for name in live_runs() if pattern.search(f"student:{name}")]
+            return subprocess.CompletedProcess(cmd, 0, json.dumps({"kind": "ctestInfo", "tests": tests}))
         raise AssertionError(f"unexpected command {cmd}")
+
+    def run_tests(self, specs, jobs, limits=None):
+        self.ran.append([s.name for s in specs])
+        return [live_runs()[grade.test_name(s.name)] for s in specs]
 
     def targets(self):
         return [c[c.index("--target") + 1] for c in self.calls if c[0] == "cmake"]
@@ -650,7 +772,8 @@ class Main(unittest.TestCase):
 
     def grade_with(self, tools, *args):
         out = self.dir / "out"
-        with mock.patch.object(grade, "run", tools), mock.patch.object(grade, "REPO", self.dir / "repo"), \
+        with mock.patch.object(grade, "run", tools), mock.patch.object(grade, "run_tests", tools.run_tests), \
+                mock.patch.object(grade, "REPO", self.dir / "repo"), \
                 contextlib.redirect_stdout(io.StringIO()) as stdout:
             code = grade.main(["--build-dir", str(self.dir / "build"), "--json", f"{out}.json",
                                "--junit", f"{out}.xml", "--gradescope", f"{out}.gs.json", *args])
@@ -664,25 +787,37 @@ class Main(unittest.TestCase):
         self.assertEqual(code, 0)
         self.assertEqual(tools.targets(), ["exercise_tests_00", "exercise_tests_01", "exercise_tests_02"])
         self.assertEqual(tools.ctest_regexes(), [r"^student: ?ex(00|02)\."])
-        self.assertIn("  ✗ 01.1 Argmax with the tie rule (does not compile)", text.splitlines())
-        self.assertIn("      exercises/01-greedy/argmax.cpp:6:3: error: expected ‘,’ or ‘;’ before ‘for’",
-                      text.splitlines())
-        self.assertIn("  ✓ 00.1 Take the last position's logits", text.splitlines())
-        statuses = {t["name"]: t["status"] for t in doc["tests"]}
-        self.assertEqual((statuses["ex01.1 (does not compile)"], statuses["ex01.2 (does not compile)"]),
-                         ("error", "error"))
-        self.assertNotIn("ex01.2 greedy stops at EOS", statuses)
+        lines = text.splitlines()
+        self.assertIn("  ✗ 01.1 Argmax with the tie rule (does not compile)", lines)
+        # the error is 01.1's (its file): shown under it, and 01.2 is not graded rather than "not compiling"
+        at = lines.index("  ✗ 01.1 Argmax with the tie rule (does not compile)")
+        self.assertEqual(lines[at + 2], "      exercises/01-greedy/argmax.cpp:6:3: error: expected ‘,’ or ‘;’ before ‘for’")
+        self.assertIn("  ✗ 01.2 Greedy generation with the EOS rule (not graded: 01.1 does not compile)", lines)
+        self.assertIn("  01.1 does not compile: fix the first error above (chapter 01's tests run once every file "
+                      "they use compiles)", lines)
+        self.assertEqual(text.count("error: expected ‘,’ or ‘;’ before ‘for’"), 1)
+        self.assertIn("next: make 01.1 compile (its first error is shown above)", lines)
+        self.assertIn("  ✓ 00.1 Take the last position's logits", lines)
+        entries = {t["name"]: t for t in doc["tests"]}
+        self.assertEqual(entries["ex01.1 (does not compile)"]["status"], "error")
+        self.assertIn("argmax.cpp:6:3: error:", entries["ex01.1 (does not compile)"]["message"])
+        self.assertEqual((entries["ex01.2 (not graded)"]["status"], entries["ex01.2 (not graded)"]["score"]),
+                         ("error", 0))
+        self.assertTrue(entries["ex01.2 (not graded)"]["message"].startswith("not graded: 01.1 does not compile"))
+        self.assertNotIn("ex01.2 greedy stops at EOS", entries)
         self.assertEqual((doc["status"], doc["score"]), ("fail", 2))
         junit = ET.fromstring((self.dir / "out.xml").read_text())
-        self.assertEqual(junit.get("errors"), "2")
+        self.assertIsNotNone(junit.find("testcase[@name='student:ex01.1 (does not compile)']/error"))
+        self.assertIsNotNone(junit.find("testcase[@name='student:ex01.2 (not graded)']/error"))
         gradescope = json.loads((self.dir / "out.gs.json").read_text())
         self.assertIn("ex01.1 (does not compile)", [t["name"] for t in gradescope["tests"]])
 
     def test_tests_run_with_one_blas_thread_each(self):
-        tools = FakeTools()
-        self.grade_with(tools, "01")
-        ctest_envs = [env for cmd, env in zip(tools.calls, tools.envs) if cmd[0] == "ctest"]
-        self.assertEqual(ctest_envs, [{"OPENBLAS_NUM_THREADS": "1"}])
+        self.assertEqual(grade.TEST_ENV["OPENBLAS_NUM_THREADS"], "1")
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.dict("os.environ", {"OPENBLAS_NUM_THREADS": "8"}):
+            spec = grade.TestSpec("student:ex00.1 env", ["sh", "-c", "echo threads=$OPENBLAS_NUM_THREADS"])
+            result = grade.run_test(spec, tmp)
+        self.assertIn("threads=1", result.output)
 
     def test_one_exercise_builds_only_its_chapter(self):
         tools = FakeTools()
@@ -693,7 +828,7 @@ class Main(unittest.TestCase):
                          ["ex01.2 greedy matches the golden tokens", "ex01.2 greedy stops at EOS"])
 
     def test_when_every_chapter_fails_the_report_is_printed_and_the_exit_is_1(self):
-        tools = FakeTools({c: fixture("build_error.txt") for c in ("00", "01", "02")})
+        tools = FakeTools({c: "lib/src/x.cpp:1:1: error: boom\n" for c in ("00", "01", "02")})
         code, text, doc = self.grade_with(tools)
         self.assertEqual(code, 1)
         self.assertEqual(tools.ctest_regexes(), [])                   # nothing stale is run
