@@ -12,6 +12,8 @@
 // Graded by: ./grade 00   (tests in tests/exercises/test_00_naive_loop.cpp)
 #include "decodebook/exercises.hpp"
 
+#include <xtensor/xview.hpp>
+
 namespace decodebook {
 
 xt::xtensor<float, 1> your_last_position_logits(const xt::xtensor<float, 2>& logits) {

@@ -12,6 +12,8 @@
 // Graded by: ./grade 04
 #include "decodebook/exercises.hpp"
 
+#include <set>
+
 namespace decodebook {
 
 void your_apply_repetition_penalty(xt::xtensor<float, 1>& logits, const std::vector<int>& seen, float theta) {

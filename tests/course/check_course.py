@@ -2,7 +2,7 @@
 """Check the course itself, not only the code (run by tools/run-tests.sh and so by CI).
 
     /usr/bin/python3 tests/course/check_course.py --build-dir build-tests
-    /usr/bin/python3 tests/course/check_course.py --no-build     # checks 1-3 only, no build needed
+    /usr/bin/python3 tests/course/check_course.py --no-build     # checks 1-3 and 7 only, no build needed
 
 1. exercises/manifest.json and the tree agree: every file under exercises/ and solutions/ is
    listed, every listed file exists, each stub has a solution at the mirrored path, ids are
@@ -18,6 +18,9 @@
 5. Every solution passes its exercise's tests (CTest label "course").
 6. Every test fails against the untouched stubs (CTest label "student"): a stub that passes is a
    broken exercise. Skipped, with a note, when exercises/ has local changes (a student's work).
+7. Every stub, filled in with its worked answer, compiles (no build needed, only a compiler): the
+   stub's #include lines plus the solution's code, compiled without the build's precompiled
+   header, which would hide a missing #include that a student following the hint then needs.
 Prints "course checks: N passed, M failed" and exits 1 if anything failed.
 The site-marker rules have their own tests: /usr/bin/python3 tests/course/test_check_course.py
 """
@@ -31,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -85,6 +89,48 @@ def check_todos(c: Checks, manifest: dict) -> None:
             path = os.path.join(ROOT, f)
             text = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
             c.check(re.search(r"//\s*TODO\b", text) is not None, f"{f} has a // TODO")
+
+
+# ---------------------------------------------------------------------- stub includes (a compiler)
+
+INCLUDE_LINE = re.compile(r"^\s*#\s*include\b.*$", re.M)
+
+
+def answer_in_stub(stub: str, solution: str) -> str:
+    """The worked answer as the student would write it: the stub's #include lines (and nothing
+    else of the stub), then the solution's code without its own #include lines."""
+    return "\n".join(INCLUDE_LINE.findall(stub)) + "\n#line 1 \"answer\"\n" + INCLUDE_LINE.sub("", solution)
+
+
+def compile_answer(source: str, compiler: str) -> tuple[bool, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "answer.cpp")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(source)
+        done = subprocess.run([compiler, "-std=c++20", "-fsyntax-only", "-I", os.path.join(ROOT, "lib", "include"),
+                               path], capture_output=True, text=True)
+    return done.returncode == 0, done.stderr
+
+
+def check_stub_includes(c: Checks, manifest: dict, compiler: str = "c++") -> None:
+    """7. Every stub, filled in with its worked answer, compiles: the stub includes what the answer
+    (and so the hint) needs. Compiled without the build's precompiled header, which would hide a
+    missing #include: a student who follows the hint ('use xt::view') must not need to guess one."""
+    print("stubs filled in with their worked answer compile (no precompiled header):")
+    pairs = [(e["id"], stub, sol) for e in manifest["exercises"]
+             for stub, sol in zip(sorted(e["files"]), sorted(e["solution_files"]))
+             if os.path.exists(os.path.join(ROOT, stub)) and os.path.exists(os.path.join(ROOT, sol))]
+
+    def one(pair):
+        _, stub, sol = pair
+        read = lambda rel: open(os.path.join(ROOT, rel), encoding="utf-8").read()
+        return compile_answer(answer_in_stub(read(stub), read(sol)), compiler)
+
+    with ThreadPoolExecutor(2) as pool:
+        for (ex_id, stub, sol), (ok, errors) in zip(pairs, pool.map(one, pairs)):
+            first = next((l for l in errors.splitlines() if "error:" in l), errors.strip()[:300])
+            c.check(ok, f"{ex_id}: {sol} compiles with the #includes of {stub}",
+                    f"{first}\n        add the #include it needs to {stub}")
 
 
 # ------------------------------------------------------------------------------------ site markers
@@ -301,6 +347,7 @@ def main() -> int:
     check_manifest(c, manifest)
     check_todos(c, manifest)
     check_site_markers(c)
+    check_stub_includes(c, manifest)
     if args.no_build:
         print("  skip  tests, solutions and stubs (--no-build)")
     else:
