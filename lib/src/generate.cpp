@@ -100,10 +100,20 @@ std::vector<int> check_request(const ModelConfig& mc, const std::vector<int>& pr
     return eos_ids;
 }
 
-// [ch02:generate]
+NextLogits naive_logits(const Gpt2& model) {
+    // forward the whole sequence (T, V) and keep the row that scores the next token (V)
+    return [&model](const std::vector<int>& sequence) { return last_position_logits(model.forward(sequence)); };
+}
+
 Generation generate(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<int>& prompt,
                     const GenerationConfig& config, const Sampler& sample, const StepObserver& on_step) {
-    const ModelConfig& mc = model.config();
+    return generate(naive_logits(model), model.config(), tokenizer, prompt, config, sample, on_step);
+}
+
+// [ch02:generate]
+Generation generate(const NextLogits& next, const ModelConfig& mc, const Tokenizer& tokenizer,
+                    const std::vector<int>& prompt, const GenerationConfig& config, const Sampler& sample,
+                    const StepObserver& on_step) {
     const std::vector<int> eos_ids = check_request(mc, prompt, config);
     const StoppingCriteria criteria = stopping_criteria(config, eos_ids);
 
@@ -112,8 +122,8 @@ Generation generate(const Gpt2& model, const Tokenizer& tokenizer, const std::ve
     const std::unique_ptr<TextStream> stream = make_text_stream(config);  // bytes in, printable text out
     for (int step = 0;; ++step) {
         const auto start = std::chrono::steady_clock::now();
-        // forward the whole sequence (T, V) and keep the row that scores the next token (V)
-        const xt::xtensor<float, 1> logits = last_position_logits(model.forward(sequence));
+        // the model's scores for the token after `sequence` (V): chapter 00's forward, or the cache
+        const xt::xtensor<float, 1> logits = next(sequence);
         const int token = sample(logits, DecodeContext{prompt, out.ids, step, eos_ids});
         if (token < 0 || token >= mc.vocab_size) {
             throw Error("the sampler returned token id " + std::to_string(token) + ", outside the vocabulary",

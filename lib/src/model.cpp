@@ -8,6 +8,7 @@
 #include <xtensor/xview.hpp>
 
 #include "decodebook/error.hpp"
+#include "decodebook/kernels.hpp"
 
 namespace decodebook {
 namespace {
@@ -46,35 +47,16 @@ Matrix linear(const Matrix& x, const Matrix& w, const Vector& b) {
 }
 
 // Normalise each row to zero mean and unit variance, then scale and shift.   x: (T, C)
+// (kernels.cpp holds the arithmetic, shared with chapter 07's cached path.)
 Matrix layer_norm(const Matrix& x, const Vector& g, const Vector& b, float eps) {
-    const size_t rows = x.shape(0), cols = x.shape(1);
-    Matrix y = Matrix::from_shape({rows, cols});
-    for (size_t t = 0; t < rows; ++t) {
-        const float* px = x.data() + t * cols;
-        float* py = y.data() + t * cols;
-        double mean = 0, var = 0;
-        for (size_t j = 0; j < cols; ++j) mean += px[j];
-        mean /= static_cast<double>(cols);
-        for (size_t j = 0; j < cols; ++j) var += (px[j] - mean) * (px[j] - mean);
-        var /= static_cast<double>(cols);
-        const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
-        for (size_t j = 0; j < cols; ++j) py[j] = (px[j] - static_cast<float>(mean)) * inv * g(j) + b(j);
-    }
+    Matrix y = Matrix::from_shape({x.shape(0), x.shape(1)});
+    layer_norm_rows(x.data(), x.shape(0), x.shape(1), g.data(), b.data(), eps, y.data());
     return y;
 }
 
 // GPT-2's GELU, the tanh approximation ("gelu_new"), in place:
-//   gelu(v) = 0.5 v (1 + tanh(u)),  u = sqrt(2 / pi) (v + 0.044715 v^3).
-// tanh(u) is written as 1 - 2 / (exp(2u) + 1): the same value to float rounding, and exp is
-// several times faster than tanh in glibc (this loop was a quarter of the forward pass).
-void gelu(Matrix& x) {
-    constexpr float k = 0.7978845608028654f;  // sqrt(2 / pi)
-    for (float& v : x) {
-        const float u = k * (v + 0.044715f * v * v * v);
-        const float tanh_u = 1.0f - 2.0f / (std::exp(2.0f * u) + 1.0f);  // exp overflow -> inf -> 1
-        v = 0.5f * v * (1.0f + tanh_u);
-    }
-}
+//   gelu(v) = 0.5 v (1 + tanh(u)),  u = sqrt(2 / pi) (v + 0.044715 v^3)   (kernels.cpp)
+void gelu(Matrix& x) { gelu_in_place(x.data(), x.size()); }
 
 // Causal multi-head self-attention on the fused projection.   qkv: (T, 3C) -> (T, C)
 // Row t of qkv holds [q | k | v], each C wide and split into H heads of D = C / H.

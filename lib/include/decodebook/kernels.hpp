@@ -34,6 +34,22 @@ void matvec_transposed(const float* x, size_t B, const float* M, size_t rows, si
 /// Introduced in chapter 07.
 void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out, float* y);
 
+/// Attention of one query over `length` cached positions, head by head: for each head h,
+/// scores_s = q_h . k_s / sqrt(D), softmax over s < length, out_h = sum_s p_s v_s.
+/// @param q (C) the query; keys and values point at position 0 of rows `stride` floats apart
+///        (the cache's (capacity, C) block of one layer and sequence, so stride = C)
+/// @param scores scratch of `length` floats; out (C) is overwritten
+/// Introduced in chapter 07.
+void attend(const float* q, const float* keys, const float* values, size_t length, size_t stride, size_t C,
+            int n_head, float* scores, float* out);
+
+/// LayerNorm of T rows of C (mean and variance in double, as chapter 00's forward): y may be x.
+/// Introduced in chapter 07.
+void layer_norm_rows(const float* x, size_t T, size_t C, const float* gain, const float* bias, float eps, float* y);
+
+/// GPT-2's tanh GELU in place on n floats (chapter 00's formula). Introduced in chapter 07.
+void gelu_in_place(float* x, size_t n);
+
 /// Which compiled version of the decode kernels this processor runs: "x86-64-v3 (AVX2, FMA)"
 /// or "x86-64 (SSE2)". Introduced in chapter 07.
 std::string kernel_target();

@@ -1,0 +1,261 @@
+// Chapter 07: the products behind prefill and decode, and how fast this machine reads memory.
+// Shapes are in the comments; every matrix is row-major. See kernels.hpp for why two kinds.
+#include "decodebook/kernels.hpp"
+
+#include <cblas.h>  // OpenBLAS's: sgemm, openblas_set_num_threads, openblas_get_corename
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "decodebook/error.hpp"
+
+namespace decodebook {
+namespace {
+
+std::atomic<int> g_threads{1};
+
+// Each kernel is compiled twice, for x86-64-v3 (AVX2, FMA) and for plain x86-64 (SSE2), and the
+// dynamic loader picks the version the processor runs, once (GCC's target_clones + ifunc). The
+// build needs no -march, and a binary built here runs on any x86-64.
+// (The fuzzing build uses clang, which knows no arch= clones: it gets the plain version.)
+#if defined(__clang__)
+#define DECODEBOOK_CLONES
+#else
+#define DECODEBOOK_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+
+// y[b, j0:j1] += sum_i x[b, i] W[i, j0:j1] for every row b.   x: (B, in), W: (in, out), y: (B, out)
+// Four rows of W at a time: each weight is read from memory once for all B rows, and y stays in
+// cache. The order of the sums for one row does not depend on B or on j0/j1.
+DECODEBOOK_CLONES
+void matvec_columns(const float* __restrict x, size_t B, const float* __restrict W, size_t in, size_t out,
+                    size_t j0, size_t j1, float* __restrict y) {
+    size_t i = 0;
+    for (; i + 4 <= in; i += 4) {
+        const float* w0 = W + i * out;
+        const float* w1 = w0 + out;
+        const float* w2 = w1 + out;
+        const float* w3 = w2 + out;
+        for (size_t b = 0; b < B; ++b) {
+            const float* xb = x + b * in + i;
+            const float x0 = xb[0], x1 = xb[1], x2 = xb[2], x3 = xb[3];
+            float* yb = y + b * out;
+            for (size_t j = j0; j < j1; ++j) yb[j] += x0 * w0[j] + x1 * w1[j] + x2 * w2[j] + x3 * w3[j];
+        }
+    }
+    for (; i < in; ++i) {
+        const float* w = W + i * out;
+        for (size_t b = 0; b < B; ++b) {
+            const float xi = x[b * in + i];
+            float* yb = y + b * out;
+            for (size_t j = j0; j < j1; ++j) yb[j] += xi * w[j];
+        }
+    }
+}
+
+// y[b, r] = M[r, :] . x[b, :] for r in [r0, r1).   x: (B, n), M: (rows, n), y: (B, rows)
+// Sixteen partial sums per dot product (the compiler turns them into vector lanes), then one total.
+DECODEBOOK_CLONES
+void dot_rows(const float* __restrict x, size_t B, const float* __restrict M, size_t rows, size_t n, size_t r0,
+              size_t r1, float* __restrict y) {
+    constexpr size_t L = 16;
+    const size_t n16 = n - n % L;
+    for (size_t r = r0; r < r1; ++r) {
+        const float* m = M + r * n;
+        for (size_t b = 0; b < B; ++b) {
+            const float* xb = x + b * n;
+            float acc[L] = {};
+            for (size_t i = 0; i < n16; i += L)
+                for (size_t k = 0; k < L; ++k) acc[k] += m[i + k] * xb[i + k];
+            float sum = 0;
+            for (size_t k = 0; k < L; ++k) sum += acc[k];
+            for (size_t i = n16; i < n; ++i) sum += m[i] * xb[i];
+            y[b * rows + r] = sum;
+        }
+    }
+}
+
+// The sum of n floats, sixteen lanes at a time: a pure read of memory.
+DECODEBOOK_CLONES
+float sum_floats(const float* __restrict p, size_t n) {
+    constexpr size_t L = 16;
+    float acc[L] = {};
+    for (size_t i = 0; i + L <= n; i += L)
+        for (size_t k = 0; k < L; ++k) acc[k] += p[i + k];
+    float sum = 0;
+    for (size_t k = 0; k < L; ++k) sum += acc[k];
+    return sum;
+}
+
+// The dot product of two D-float slices, eight partial sums (vector lanes) when D allows.
+DECODEBOOK_CLONES
+float dot(const float* __restrict a, const float* __restrict b, size_t D) {
+    if (D % 8 != 0) {
+        float sum = 0;
+        for (size_t d = 0; d < D; ++d) sum += a[d] * b[d];
+        return sum;
+    }
+    float acc[8] = {};
+    for (size_t d = 0; d < D; d += 8)
+        for (size_t k = 0; k < 8; ++k) acc[k] += a[d + k] * b[d + k];
+    float sum = 0;
+    for (size_t k = 0; k < 8; ++k) sum += acc[k];
+    return sum;
+}
+
+// out_h (D) = sum_s w[s] v_s,h for one head.   v rows `stride` apart
+DECODEBOOK_CLONES
+void weighted_sum(const float* __restrict w, const float* __restrict v, size_t length, size_t stride, size_t D,
+                  float* __restrict out) {
+    std::fill(out, out + D, 0.0f);
+    for (size_t s = 0; s < length; ++s) {
+        const float ws = w[s];
+        const float* vs = v + s * stride;
+        for (size_t d = 0; d < D; ++d) out[d] += ws * vs[d];
+    }
+}
+
+// The version of target_clones this processor runs (same test as the ifunc resolver).
+bool runs_x86_64_v3() {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2");
+}
+
+// Split [0, n) into `parts` chunks aligned to 16 floats: chunk k is [begin, end).
+std::pair<size_t, size_t> chunk(size_t n, int parts, int k) {
+    const size_t size = (n / static_cast<size_t>(parts) + 15) / 16 * 16;
+    const size_t begin = std::min(n, size * static_cast<size_t>(k));
+    return {begin, k == parts - 1 ? n : std::min(n, begin + size)};
+}
+
+}  // namespace
+
+void set_num_threads(int n) {
+    if (n < 1) throw Error("--threads must be at least 1 (got " + std::to_string(n) + ")", "pass --threads 1 or 2");
+    g_threads = n;
+    openblas_set_num_threads(n);
+}
+
+int num_threads() { return g_threads; }
+
+// [ch07:matvec]
+void matvec(const float* x, size_t B, const float* W, const float* bias, size_t in, size_t out, float* y) {
+    // y (B, out) starts as the bias, then gains x (B, in) W (in, out)
+    for (size_t b = 0; b < B; ++b) {
+        if (bias) std::memcpy(y + b * out, bias, out * sizeof(float));
+        else std::fill(y + b * out, y + (b + 1) * out, 0.0f);
+    }
+    const int threads = g_threads;
+    if (threads == 1) return matvec_columns(x, B, W, in, out, 0, out, y);
+#pragma omp parallel num_threads(threads)
+    {  // each thread owns a block of output columns
+        const auto [j0, j1] = chunk(out, omp_get_num_threads(), omp_get_thread_num());
+        matvec_columns(x, B, W, in, out, j0, j1, y);
+    }
+}
+// [/ch07:matvec]
+
+void matvec_transposed(const float* x, size_t B, const float* M, size_t rows, size_t n, float* y) {
+    const int threads = g_threads;
+    if (threads == 1) return dot_rows(x, B, M, rows, n, 0, rows, y);
+#pragma omp parallel num_threads(threads)
+    {  // each thread owns a block of vocabulary entries
+        const auto [r0, r1] = chunk(rows, omp_get_num_threads(), omp_get_thread_num());
+        dot_rows(x, B, M, rows, n, r0, r1, y);
+    }
+}
+
+void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out, float* y) {
+    // y (T, out) = x (T, in) W (in, out), then + bias on every row
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(T), static_cast<int>(out),
+                static_cast<int>(in), 1.0f, x, static_cast<int>(in), W, static_cast<int>(out), 0.0f, y,
+                static_cast<int>(out));
+    if (!bias) return;
+    for (size_t t = 0; t < T; ++t)
+        for (size_t j = 0; j < out; ++j) y[t * out + j] += bias[j];
+}
+
+// [ch07:attend]
+void attend(const float* q, const float* keys, const float* values, size_t length, size_t stride, size_t C,
+            int n_head, float* scores, float* out) {
+    const size_t H = static_cast<size_t>(n_head), D = C / H;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    for (size_t h = 0; h < H; ++h) {
+        // scores_s = q_h . k_s,h / sqrt(D) for every cached position s (all are in the past)
+        float max = -INFINITY;
+        for (size_t s = 0; s < length; ++s) {
+            scores[s] = dot(q + h * D, keys + s * stride + h * D, D) * scale;
+            max = std::max(max, scores[s]);
+        }
+        float sum = 0;
+        for (size_t s = 0; s < length; ++s) {
+            scores[s] = std::exp(scores[s] - max);
+            sum += scores[s];
+        }
+        for (size_t s = 0; s < length; ++s) scores[s] /= sum;
+        // out_h = sum_s softmax(scores)_s v_s,h
+        weighted_sum(scores, values + h * D, length, stride, D, out + h * D);
+    }
+}
+// [/ch07:attend]
+
+void layer_norm_rows(const float* x, size_t T, size_t C, const float* g, const float* b, float eps, float* y) {
+    for (size_t t = 0; t < T; ++t) {
+        const float* px = x + t * C;
+        float* py = y + t * C;
+        double mean = 0, var = 0;
+        for (size_t j = 0; j < C; ++j) mean += px[j];
+        mean /= static_cast<double>(C);
+        for (size_t j = 0; j < C; ++j) var += (px[j] - mean) * (px[j] - mean);
+        var /= static_cast<double>(C);
+        const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
+        for (size_t j = 0; j < C; ++j) py[j] = (px[j] - static_cast<float>(mean)) * inv * g[j] + b[j];
+    }
+}
+
+// tanh(u) is written as 1 - 2 / (exp(2u) + 1): the same value to float rounding, and exp is
+// several times faster than tanh in glibc (this loop was a quarter of chapter 00's forward pass).
+void gelu_in_place(float* x, size_t n) {
+    constexpr float k = 0.7978845608028654f;  // sqrt(2 / pi)
+    for (size_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        const float u = k * (v + 0.044715f * v * v * v);
+        const float tanh_u = 1.0f - 2.0f / (std::exp(2.0f * u) + 1.0f);  // exp overflow -> inf -> 1
+        x[i] = 0.5f * v * (1.0f + tanh_u);
+    }
+}
+
+std::string kernel_target() { return runs_x86_64_v3() ? "x86-64-v3 (AVX2, FMA)" : "x86-64 (SSE2)"; }
+
+std::string blas_description() {
+    std::string config = openblas_get_config();  // "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..."
+    const size_t space = config.find(' ', config.find(' ') + 1);
+    return config.substr(0, space) + " (core " + openblas_get_corename() + ")";
+}
+
+double measure_read_bandwidth(size_t bytes, int threads, int repeats) {
+    if (threads < 1 || repeats < 1) throw Error("measure_read_bandwidth needs threads >= 1 and repeats >= 1", "pass positive counts");
+    const size_t n = bytes / sizeof(float);
+    std::vector<float> buffer(n, 1.0f);  // written once, so every page is really there
+    double best = 1e30;
+    volatile float sink = 0;
+    for (int r = 0; r < repeats; ++r) {
+        const auto start = std::chrono::steady_clock::now();
+        float total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+        {
+            const auto [b, e] = chunk(n, omp_get_num_threads(), omp_get_thread_num());
+            total += sum_floats(buffer.data() + b, e - b);
+        }
+        sink = sink + total;
+        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    }
+    return static_cast<double>(n * sizeof(float)) / best;
+}
+
+}  // namespace decodebook

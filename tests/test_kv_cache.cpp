@@ -1,0 +1,276 @@
+// Chapter 07: the KV cache. Hand-computed cases for the formula, the reorder and one attention
+// step; the cached model against the independent float64 reference (tests/data/logits.json) and
+// against chapter 00's forward, token for token on every golden prompt; batches and beams.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+#include "decodebook/cached.hpp"
+#include "decodebook/error.hpp"
+#include "decodebook/kernels.hpp"
+#include "decodebook/kv_cache.hpp"
+#include "golden.hpp"
+
+using namespace decodebook;
+using golden::model;
+using golden::tokenizer;
+
+namespace {
+
+float max_abs_diff(const float* a, const float* b, size_t n) {
+    float worst = 0;
+    for (size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
+    return worst;
+}
+
+// Restores one thread when a test that changed it ends (even on failure).
+struct Threads {
+    explicit Threads(int n) { set_num_threads(n); }
+    ~Threads() { set_num_threads(1); }
+};
+
+}  // namespace
+
+TEST_CASE("kv_cache_bytes is 2 x layers x positions x width x bytes x rows", "[kv]") {
+    // GPT-2 124M: 12 layers, 1024 positions, 768 wide, float32
+    CHECK(kv_cache_bytes(12, 1024, 768, 4) == 75497472u);
+    // a 7B model (32 layers, 4096 wide) at 8192 tokens in bf16: 4 GiB
+    CHECK(kv_cache_bytes(32, 8192, 4096, 2) == 4294967296u);
+    CHECK(kv_cache_bytes(2, 3, 5, 7, 11) == 2u * 2 * 3 * 5 * 7 * 11);
+    CHECK(kv_cache_bytes(0, 3, 5, 7) == 0u);
+    CHECK_THROWS_AS(kv_cache_bytes(-1, 3, 5, 7), Error);
+    CHECK_THROWS_AS(kv_cache_bytes(1LL << 40, 1LL << 20, 1 << 10, 8), Error);  // 2^74: overflows
+}
+
+TEST_CASE("reorder_rows reads every source before writing", "[kv]") {
+    // row r holds the value 10 r + position everywhere
+    const auto make = [] {
+        xt::xtensor<float, 3> t = xt::zeros<float>({3, 2, 2});
+        for (size_t r = 0; r < 3; ++r)
+            for (size_t p = 0; p < 2; ++p)
+                for (size_t c = 0; c < 2; ++c) t(r, p, c) = static_cast<float>(10 * r + p);
+        return t;
+    };
+    const auto row_of = [](const xt::xtensor<float, 3>& t, size_t r) { return static_cast<int>(t(r, 0, 0)) / 10; };
+    for (const std::vector<int>& source : {std::vector<int>{1, 0, 2}, {0, 0, 1}, {2, 2, 2}, {2, 0, 1}, {0, 1, 2}}) {
+        xt::xtensor<float, 3> t = make();
+        reorder_rows(t, source);
+        for (size_t r = 0; r < 3; ++r) {
+            INFO("source " << golden::join(source) << ", row " << r);
+            CHECK(row_of(t, r) == source[r]);
+            CHECK(t(r, 1, 1) == static_cast<float>(10 * source[r] + 1));
+        }
+    }
+    xt::xtensor<float, 3> t = make();
+    CHECK_THROWS_AS(reorder_rows(t, {0, 1}), Error);
+    CHECK_THROWS_AS(reorder_rows(t, {0, 1, 3}), Error);
+}
+
+TEST_CASE("one cached attention step by hand", "[kv]") {
+    // C = 2, one head: position 0 holds k0 = (1, 0), v0 = (1, 2); the new token brings
+    // q = (1, 0), k1 = (0, 0), v1 = (3, 4). scores: q.k0 / sqrt(2) = 0.70711, q.k1 = 0;
+    // softmax: p0 = e^0.70711 / (e^0.70711 + 1) = 0.66974, p1 = 0.33026;
+    // out = 0.66974 (1, 2) + 0.33026 (3, 4) = (1.66052, 2.66052).
+    xt::xtensor<float, 2> keys = xt::zeros<float>({3, 2}), values = xt::zeros<float>({3, 2});
+    keys(0, 0) = 1;
+    values(0, 0) = 1;
+    values(0, 1) = 2;
+    const xt::xtensor<float, 1> qkv = {1, 0, 0, 0, 3, 4};
+    const xt::xtensor<float, 1> out = cached_attention_step(keys, values, 1, qkv, 1);
+    CHECK(out(0) == Approx(1.66052).margin(1e-4));
+    CHECK(out(1) == Approx(2.66052).margin(1e-4));
+    CHECK(keys(1, 0) == 0);
+    CHECK(values(1, 0) == 3);
+    CHECK(values(1, 1) == 4);
+    // two heads of width 1 see only their own column: head 0 as above but D = 1 (scale 1);
+    // head 1's query is 0, so its weights are uniform: (2 + 4) / 2 = 3
+    xt::xtensor<float, 2> k2 = xt::zeros<float>({2, 2}), v2 = xt::zeros<float>({2, 2});
+    k2(0, 0) = 1;
+    v2(0, 0) = 1;
+    v2(0, 1) = 2;
+    const xt::xtensor<float, 1> two = cached_attention_step(k2, v2, 1, qkv, 2);
+    const double p0 = std::exp(1.0) / (std::exp(1.0) + 1.0);
+    CHECK(two(0) == Approx(p0 * 1 + (1 - p0) * 3).margin(1e-5));
+    CHECK(two(1) == Approx(3.0).margin(1e-5));
+    CHECK_THROWS_AS(cached_attention_step(keys, values, 3, qkv, 1), Error);
+}
+
+TEST_CASE("matvec and lm_head kernels equal a double-precision loop on odd shapes", "[kv][kernels]") {
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<float> u(-1, 1);
+    const size_t in = 37, out = 53, B = 3;
+    std::vector<float> x(B * in), W(in * out), bias(out);
+    for (std::vector<float>* v : {&x, &W, &bias})
+        for (float& e : *v) e = u(gen);
+    std::vector<float> y(B * out), yt(B * in);
+    matvec(x.data(), B, W.data(), bias.data(), in, out, y.data());
+    for (size_t b = 0; b < B; ++b)
+        for (size_t j = 0; j < out; ++j) {
+            double want = bias[j];
+            for (size_t i = 0; i < in; ++i) want += static_cast<double>(x[b * in + i]) * W[i * out + j];
+            CHECK(y[b * out + j] == Approx(want).margin(1e-5));
+        }
+    // the lm_head form: y (B, rows) = x (B, n) M^T, with W read as M (rows = in, n = out)
+    std::vector<float> xo(B * out);
+    for (float& v : xo) v = u(gen);
+    matvec_transposed(xo.data(), B, W.data(), in, out, yt.data());
+    for (size_t b = 0; b < B; ++b)
+        for (size_t r = 0; r < in; ++r) {
+            double want = 0;
+            for (size_t j = 0; j < out; ++j) want += static_cast<double>(xo[b * out + j]) * W[r * out + j];
+            CHECK(yt[b * in + r] == Approx(want).margin(1e-5));
+        }
+    // a row gets the same bits alone, inside the batch, and on two threads
+    std::vector<float> alone(out), two(B * out);
+    matvec(x.data() + in, 1, W.data(), bias.data(), in, out, alone.data());
+    {
+        Threads t(2);
+        matvec(x.data(), B, W.data(), bias.data(), in, out, two.data());
+    }
+    for (size_t j = 0; j < out; ++j) {
+        CHECK(alone[j] == y[out + j]);
+        CHECK(two[out + j] == y[out + j]);
+    }
+}
+
+TEST_CASE("cached prefill and decode equal the independent float64 reference logits", "[kv]") {
+    const nlohmann::json file = golden::load("logits.json");
+    REQUIRE(file["cases"].size() >= 2);
+    const size_t V = static_cast<size_t>(model().config().vocab_size);
+    for (const auto& c : file["cases"]) {
+        const std::vector<int> ids = c["prompt_ids"].get<std::vector<int>>();
+        const double tolerance = c["tolerance"].get<double>();
+        INFO("case " << c["name"].get<std::string>() << " (tests/data/logits.json; regenerate: "
+                     << file["regenerate"].get<std::string>() << ")");
+        // position p's logits: prefill the first half in one pass, decode the rest one by one
+        KvCache cache(model().config(), 1, ids.size());
+        const size_t half = std::max<size_t>(1, ids.size() / 2);
+        std::vector<xt::xtensor<float, 1>> at(ids.size());
+        at[half - 1] = model().prefill(std::vector<int>(ids.begin(), ids.begin() + static_cast<long>(half)), cache);
+        for (size_t p = half; p < ids.size(); ++p) {
+            model().decode({ids[p]}, {0}, cache);
+            at[p] = xt::xtensor<float, 1>(xt::view(cache.logits(), 0, xt::all()));
+        }
+        const auto& positions = c["positions"];
+        int compared = 0;
+        for (size_t k = 0; k < positions.size(); ++k) {
+            const size_t p = positions[k].get<size_t>();
+            if (at[p].size() != V) continue;  // inside the prefilled half: only its last position is returned
+            const std::vector<float> want = c["logits"][k].get<std::vector<float>>();
+            INFO("position " << p);
+            CHECK(max_abs_diff(at[p].data(), want.data(), V) <= tolerance);
+            ++compared;
+        }
+        CHECK(compared >= 1);
+    }
+}
+
+TEST_CASE("cached greedy equals the naive loop token for token on every golden prompt", "[kv]") {
+    const nlohmann::json g = golden::load("greedy.json");
+    REQUIRE(g["cases"].size() >= 10);
+    for (const auto& c : g["cases"]) {
+        const std::vector<int> prompt = c["prompt_ids"].get<std::vector<int>>();
+        const std::vector<int> expected = c["ids"].get<std::vector<int>>();
+        INFO("case '" << c["name"].get<std::string>() << "' (tests/data/greedy.json)");
+        GenerationConfig config;
+        config.max_new_tokens = c["max_new_tokens"].get<int>();
+        // every step: the cached logits against chapter 00's forward of the whole sequence
+        float worst = 0;
+        const Sampler compare = [&](const xt::xtensor<float, 1>& logits, const DecodeContext& ctx) {
+            std::vector<int> sequence = ctx.prompt;
+            sequence.insert(sequence.end(), ctx.generated.begin(), ctx.generated.end());
+            const xt::xtensor<float, 1> naive = last_position_logits(model().forward(sequence));
+            worst = std::max(worst, max_abs_diff(logits.data(), naive.data(), naive.size()));
+            return greedy(logits, ctx);
+        };
+        const Generation cached = generate_cached(model(), tokenizer(), prompt, config, compare);
+        INFO("expected: " << golden::join(expected) << "\nfound:    " << golden::join(cached.ids));
+        CHECK(cached.ids == expected);
+        CHECK(worst <= 1e-4f);
+    }
+}
+
+TEST_CASE("a batch of prompts gives each prompt the tokens it gets alone", "[kv][batch]") {
+    const nlohmann::json g = golden::load("greedy.json");
+    std::vector<std::vector<int>> prompts, expected;
+    for (const auto& c : g["cases"]) {
+        if (prompts.size() == 5) break;
+        prompts.push_back(c["prompt_ids"].get<std::vector<int>>());
+        expected.push_back(c["ids"].get<std::vector<int>>());
+    }
+    GenerationConfig config;
+    config.max_new_tokens = 0;
+    for (const auto& c : g["cases"]) config.max_new_tokens = std::max(config.max_new_tokens, c["max_new_tokens"].get<int>());
+    const std::vector<Sampler> samplers(prompts.size(), greedy);
+    for (BatchKernels kernels : {BatchKernels::Fast, BatchKernels::Invariant}) {
+        BatchStats stats;
+        const std::vector<Generation> out = generate_batch(model(), &tokenizer(), prompts, config, samplers, kernels, &stats);
+        REQUIRE(out.size() == prompts.size());
+        long tokens_after_prefill = 0;
+        for (size_t i = 0; i < prompts.size(); ++i) {
+            // the golden ran to its own max_new_tokens: compare that prefix (EOS ends both)
+            const std::vector<int> prefix(out[i].ids.begin(),
+                                          out[i].ids.begin() + static_cast<long>(std::min(out[i].ids.size(), expected[i].size())));
+            INFO("prompt " << i << (kernels == BatchKernels::Fast ? " (fast kernels)" : " (invariant kernels)"));
+            CHECK(prefix == expected[i]);
+            tokens_after_prefill += static_cast<long>(out[i].ids.size()) - 1;
+        }
+        // finished rows leave the batch: only the rows still going are computed
+        CHECK(stats.decoded_tokens == tokens_after_prefill);
+        CHECK(std::is_sorted(stats.active_per_step.rbegin(), stats.active_per_step.rend()));
+    }
+}
+
+TEST_CASE("invariant kernels give a row the same bits alone and in a batch", "[kv][batch]") {
+    const ModelConfig& mc = model().config();
+    const std::vector<std::vector<int>> prompts = {tokenizer().encode("The cat"), tokenizer().encode("A fortune:"),
+                                                   tokenizer().encode("Q: why")};
+    KvCache together(mc, 3, 16), alone(mc, 1, 16);
+    for (size_t i = 0; i < 3; ++i) model().prefill(prompts[i], together, i);
+    model().prefill(prompts[1], alone, 0);
+    const std::vector<int> next = {11, 22, 33};
+    for (int step = 0; step < 3; ++step) {
+        model().decode(next, {0, 1, 2}, together, BatchKernels::Invariant);
+        model().decode({next[1]}, {0}, alone, BatchKernels::Invariant);
+        const size_t V = static_cast<size_t>(mc.vocab_size);
+        INFO("step " << step);
+        CHECK(max_abs_diff(together.logits().data() + V, alone.logits().data(), V) == 0.0f);
+    }
+}
+
+TEST_CASE("beam search on the cache returns the reference's beams", "[kv][beam]") {
+    const nlohmann::json file = golden::load("beams.json");
+    REQUIRE(file["cases"].size() >= 8);
+    for (const auto& c : file["cases"]) {
+        const GenerationConfig config = golden::config(c);
+        const std::vector<Hypothesis> found =
+            beam_search_cached(model(), tokenizer(), c["prompt_ids"].get<std::vector<int>>(), config);
+        INFO("case " << c["name"].get<std::string>() << " (tests/data/beams.json)");
+        REQUIRE(found.size() == c["hypotheses"].size());
+        for (size_t i = 0; i < found.size(); ++i) {
+            const auto& want = c["hypotheses"][i];
+            INFO("hypothesis " << i + 1 << ": expected " << golden::join(want["ids"].get<std::vector<int>>()) << ", found "
+                               << golden::join(found[i].ids));
+            CHECK(found[i].ids == want["ids"].get<std::vector<int>>());
+            CHECK(found[i].sum_logprobs == Approx(want["sum_logprobs"].get<double>()).margin(1e-3));
+        }
+    }
+}
+
+TEST_CASE("the cache refuses what does not fit with a fix", "[kv][errors]") {
+    const ModelConfig& mc = model().config();
+    CHECK_THROWS_WITH(KvCache(mc, 1, static_cast<size_t>(mc.n_positions) + 1), Catch::Contains("context"));
+    CHECK_THROWS_AS(KvCache(mc, 0, 8), Error);
+    KvCache cache(mc, 2, 4);
+    CHECK_THROWS_WITH(model().decode({1}, {0}, cache), Catch::Contains("prefill it first"));
+    model().prefill({1, 2, 3}, cache, 0);
+    CHECK_THROWS_WITH(model().prefill({1, 2}, cache, 0), Catch::Contains("do not fit"));
+    model().decode({4}, {0}, cache);
+    CHECK_THROWS_WITH(model().decode({5}, {0}, cache), Catch::Contains("full"));
+    model().prefill({1}, cache, 1);
+    CHECK_THROWS_WITH(model().decode({5, 6}, {1, 1}, cache), Catch::Contains("twice"));
+    CHECK_THROWS_WITH(model().decode({5}, {2}, cache), Catch::Contains("does not exist"));
+    CHECK_THROWS_WITH(model().decode({mc.vocab_size}, {1}, cache), Catch::Contains("outside the vocabulary"));
+    CHECK(cache.bytes() == kv_cache_bytes(mc.n_layer, 4, mc.n_embd, 4, 2));
+}
