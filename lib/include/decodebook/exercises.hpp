@@ -5,6 +5,7 @@
 /// keep every chapter running while yours are unfinished.
 ///
 /// The list, order, hints and points live in `exercises/manifest.json`; `./grade` grades them.
+#include <cstdint>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "decodebook/beam_search.hpp"
 #include "decodebook/decode.hpp"
+#include "decodebook/kv_cache.hpp"
 #include "decodebook/model.hpp"
 #include "decodebook/sampling.hpp"  // stubs may use the library's helpers (softmax, candidate_order)
 #include "decodebook/stop_strings.hpp"
@@ -94,6 +96,20 @@ StopScan your_scan_stops(std::string_view pending, const std::vector<std::string
 /// See the min_new_tokens processor of decodebook::LogitsChain.
 void your_apply_min_new_tokens(xt::xtensor<float, 1>& logits, const std::vector<int>& eos_ids, int generated_count,
                                int min_new_tokens);
+
+/// Exercise 07.1: one cached attention step: write the new key and value at `position`, attend
+/// over positions 0..position, head by head. See decodebook::cached_attention_step.
+xt::xtensor<float, 1> your_cached_attention_step(xt::xtensor<float, 2>& keys, xt::xtensor<float, 2>& values,
+                                                 size_t position, const xt::xtensor<float, 1>& qkv, int n_head);
+
+/// Exercise 07.2: the bytes of a KV cache, refusing negative counts and 64-bit overflow.
+/// See decodebook::kv_cache_bytes.
+uint64_t your_kv_cache_bytes(int64_t n_layer, int64_t positions, int64_t width, int64_t bytes_per_value,
+                             int64_t rows);
+
+/// Exercise 07.3: row r becomes the old row source[r], for every r at once (beam search).
+/// See decodebook::reorder_rows.
+void your_reorder_rows(xt::xtensor<float, 3>& rows, const std::vector<int>& source);
 
 
 /// How a chapter found your exercise when it tried it. Introduced in chapter 00.
