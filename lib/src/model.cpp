@@ -2,6 +2,7 @@
 #include "decodebook/model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include <xtensor-blas/xlinalg.hpp>
@@ -18,14 +19,15 @@ using Vector = xt::xtensor<float, 1>;
 
 // Find a tensor by its HF name, with or without the "transformer." prefix, and check its shape.
 template <size_t N>
-xt::xtensor<float, N> take(const TensorMap& tensors, const std::string& name, std::vector<size_t> shape) {
+// The tensor's memory moves into the result (no copy: loading peaks at one copy of the weights).
+xt::xtensor<float, N> take(TensorMap& tensors, const std::string& name, std::vector<size_t> shape) {
     auto it = tensors.find(name);
     if (it == tensors.end()) it = tensors.find("transformer." + name);
     if (it == tensors.end()) {
         throw Error("model weights have no tensor '" + name + "'",
                     "use a GPT-2 checkpoint with Hugging Face tensor names (h.0.attn.c_attn.weight, ...)");
     }
-    const auto& t = it->second;
+    const xt::xarray<float>& t = it->second;
     if (std::vector<size_t>(t.shape().begin(), t.shape().end()) != shape) {
         std::string want, got;
         for (size_t d : shape) want += (want.empty() ? "" : ", ") + std::to_string(d);
@@ -33,7 +35,11 @@ xt::xtensor<float, N> take(const TensorMap& tensors, const std::string& name, st
         throw Error("tensor '" + name + "' has shape (" + got + ") but config.json implies (" + want + ")",
                     "config.json and model.safetensors must describe the same model");
     }
-    return xt::xtensor<float, N>(t);
+    std::array<size_t, N> dims;
+    std::copy(shape.begin(), shape.end(), dims.begin());
+    std::array<std::ptrdiff_t, N> strides;
+    xt::compute_strides(dims, xt::layout_type::row_major, strides);
+    return xt::xtensor<float, N>(std::move(it->second.storage()), std::move(dims), std::move(strides));
 }
 
 // y = x W + b for every row of x.   x: (T, in), W: (in, out), b: (out) -> (T, out)
@@ -119,7 +125,8 @@ void check_token_ids(const ModelConfig& config, const std::vector<int>& ids) {
 
 Gpt2 Gpt2::load(const std::string& model_dir) {
     const ModelConfig config = load_config(model_dir + "/config.json");
-    return from_tensors(config, load_safetensors(model_dir + "/model.safetensors"));
+    TensorMap tensors = load_safetensors(model_dir + "/model.safetensors");
+    return build(config, tensors);  // the weights move into the model: no second copy
 }
 
 std::vector<TensorSpec> gpt2_tensor_schema(const ModelConfig& c) {
@@ -146,7 +153,12 @@ std::vector<TensorSpec> gpt2_tensor_schema(const ModelConfig& c) {
     return s;
 }
 
-Gpt2 Gpt2::from_tensors(const ModelConfig& c, const TensorMap& t) {
+Gpt2 Gpt2::from_tensors(const ModelConfig& c, const TensorMap& tensors) {
+    TensorMap copy = tensors;
+    return build(c, copy);
+}
+
+Gpt2 Gpt2::build(const ModelConfig& c, TensorMap& t) {
     Gpt2 m;
     m.config_ = c;
     // Walk gpt2_tensor_schema in its order; each take checks the name and the shape.

@@ -98,6 +98,9 @@ public:
     const ModelConfig& config() const { return config_; }
 
 private:
+    // Walk gpt2_tensor_schema, checking names and shapes; the tensors move out of `t`.
+    static Gpt2 build(const ModelConfig& config, TensorMap& t);
+
     ModelConfig config_;
     xt::xtensor<float, 2> wte_;  // (V, C) token embeddings, also the lm_head
     xt::xtensor<float, 2> wpe_;  // (n_positions, C) position embeddings
