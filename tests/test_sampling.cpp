@@ -1,9 +1,11 @@
 // Chapters 02-04: every processor on hand-computed cases, the chain, and parameter checks.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
 
 #include "decodebook/chain.hpp"
@@ -107,14 +109,96 @@ TEST_CASE("top-k keeps ties with the k-th value", "[sampling][ch03]") {
 
 TEST_CASE("top-p keeps the crossing token and drops the next at an exact sum", "[sampling][ch03]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
-    CHECK(kept_ids(top_p_keep(p, 0.8)) == std::vector<int>{0, 1});  // 0.5 + 0.3 = 0.8 exactly: keeps 2
+    // HF: 0.1f + 0.1f = 0.2f <= float32(1 - 0.8) = 0.2f, so both 0.1s go: keeps 2
+    CHECK(kept_ids(top_p_keep(p, 0.8)) == std::vector<int>{0, 1});
     CHECK(kept_ids(top_p_keep(p, 0.81)) == std::vector<int>{0, 1, 2});
     CHECK(kept_ids(top_p_keep(p, 0.79)) == std::vector<int>{0, 1});
     CHECK(kept_ids(top_p_keep(p, 0.5)) == std::vector<int>{0});
     CHECK(kept_ids(top_p_keep(p, 0.0)) == std::vector<int>{0});  // p = 0 keeps exactly one token
     CHECK(kept_ids(top_p_keep(p, 1.0)) == std::vector<int>{0, 1, 2, 3});
     CHECK(kept_ids(top_p_keep(p, 0.5, 3)) == std::vector<int>{0, 1, 2});  // min_tokens_to_keep
+    CHECK(kept_ids(top_p_keep(p, 0.0, 0)) == std::vector<int>{0});        // min_keep 0 still keeps the top one
     CHECK(kept_ids(top_p_keep(Vec{0.1f, 0.3f, 0.5f, 0.1f}, 0.8)) == std::vector<int>{1, 2});  // order is by probability
+    CHECK(kept_ids(top_p_keep(Vec{0.25f, 0.25f, 0.25f, 0.25f}, 0.5)) == std::vector<int>{0, 1});  // ties: lower ids stay
+    // vLLM computes 1 - p in float32: 1 - 0.8f = 0.19999999f < 0.2f, so one 0.1 stays
+    CHECK(kept_ids(top_p_keep(p, 0.8, 1, TopPRule::Vllm)) == std::vector<int>{0, 1, 2});
+    // llama.cpp walks down: 0.5f + 0.3f = 0.8f >= 0.8f, stop
+    CHECK(kept_ids(top_p_keep(p, 0.8, 1, TopPRule::LlamaCpp)) == std::vector<int>{0, 1});
+    for (TopPRule rule : {TopPRule::HuggingFace, TopPRule::Vllm, TopPRule::LlamaCpp}) {
+        CHECK(kept_ids(top_p_keep(p, 0.0, 3, rule)) == std::vector<int>{0, 1, 2});
+        CHECK(kept_ids(top_p_keep(p, 1.0, 1, rule)) == std::vector<int>{0, 1, 2, 3});
+        CHECK(kept_ids(top_p_keep(p, 0.81, 1, rule)) == std::vector<int>{0, 1, 2});
+    }
+}
+
+TEST_CASE("top-p matches Hugging Face's own test case and llama.cpp keeps one more", "[sampling][ch03]") {
+    // transformers tests/generation/test_logits_process.py, test_top_p_dist_warper: logits =
+    // log([0.3, 0.1, 0.1, 0.5]) in float32, TopPLogitsWarper(0.8) keeps [0.3, 0, 0, 0.5].
+    Vec hf{std::log(0.3f), std::log(0.1f), std::log(0.1f), std::log(0.5f)};
+    const Vec probs = softmax(hf);
+    INFO("softmax gives " << probs(0) << " for 0.3 (one float32 step below 0.3f: " << (probs(0) < 0.3f) << ")");
+    Vec llama = hf;
+    apply_top_p(hf, 0.8f);
+    CHECK(finite_ids(hf) == std::vector<int>{0, 3});
+    // llama.cpp's float walk: 0.5 + 0.29999998 rounds to 0.79999995 < 0.8f, so a 0.1 is kept too
+    apply_top_p(llama, 0.8f, 1, TopPRule::LlamaCpp);
+    CHECK(finite_ids(llama) == std::vector<int>{0, 1, 3});
+    // the same test's second row: log([0.15, 0.3, 0.3, 0.25]) keeps [0, 0.3, 0.3, 0.25] in every rule
+    for (TopPRule rule : {TopPRule::HuggingFace, TopPRule::Vllm, TopPRule::LlamaCpp}) {
+        Vec row2{std::log(0.15f), std::log(0.3f), std::log(0.3f), std::log(0.25f)};
+        apply_top_p(row2, 0.8f, 1, rule);
+        CHECK(finite_ids(row2) == std::vector<int>{1, 2, 3});
+    }
+    // neighbours: away from the exact sum every rule agrees
+    for (float p : {0.79f, 0.81f}) {
+        Vec a{std::log(0.3f), std::log(0.1f), std::log(0.1f), std::log(0.5f)}, b = a;
+        apply_top_p(a, p);
+        apply_top_p(b, p, 1, TopPRule::LlamaCpp);
+        INFO("p = " << p);
+        CHECK(finite_ids(a) == finite_ids(b));
+        CHECK(count_candidates(a) == (p < 0.8f ? 2 : 3));
+    }
+}
+
+TEST_CASE("top-p rules match the reference at the boundary", "[sampling][ch03][golden]") {
+    const nlohmann::json data = golden::load("top_p_rules.json");
+    REQUIRE(data["cases"].size() > 50);
+    int disagree = 0;
+    for (const auto& c : data["cases"]) {
+        std::vector<float> values;
+        for (const auto& v : c["probs"]) values.push_back(v.get<float>());
+        Vec probs = xt::adapt(values, {values.size()});
+        const double p = c["top_p"].get<double>();
+        const int mk = c["min_tokens_to_keep"].get<int>();
+        const std::pair<const char*, TopPRule> rules[] = {
+            {"hf", TopPRule::HuggingFace}, {"vllm", TopPRule::Vllm}, {"llama.cpp", TopPRule::LlamaCpp}};
+        std::vector<std::vector<int>> got;
+        for (const auto& [name, rule] : rules) {
+            // the reference lists kept ids in candidate order; kept_ids gives them ascending
+            std::vector<int> want = c["kept"][name].get<std::vector<int>>();
+            std::sort(want.begin(), want.end());
+            INFO(c["name"].get<std::string>() << ", top_p " << p << ", min_keep " << mk << ", rule " << name);
+            got.push_back(kept_ids(top_p_keep(probs, p, mk, rule)));
+            CHECK(got.back() == want);
+        }
+        disagree += got[0] != got[2] || got[1] != got[2];
+    }
+    CHECK(disagree >= 3);  // the file really exercises the boundary
+}
+
+TEST_CASE("top-p and min-p refuse values outside [0 1]", "[sampling][ch03]") {
+    Vec z{1.0f, 2.0f};
+    for (float bad : {-0.1f, 1.05f, std::nanf("")}) {
+        INFO("value " << bad);
+        REQUIRE_THROWS_WITH(apply_min_p(z, bad), Catch::Contains("min_p = ") && Catch::Contains("outside [0, 1]"));
+        REQUIRE_THROWS_WITH(apply_top_p(z, bad), Catch::Contains("top_p = ") && Catch::Contains("outside [0, 1]"));
+        REQUIRE_THROWS_WITH(top_p_keep(softmax(z), bad), Catch::Contains("outside [0, 1]"));
+        REQUIRE_THROWS_WITH(min_p_keep(softmax(z), bad), Catch::Contains("outside [0, 1]"));
+    }
+    CHECK_NOTHROW(apply_min_p(z, 1.0f));
+    CHECK_NOTHROW(apply_top_p(z, 0.0f));
+    CHECK(typed_value(0.8f) == 0.8);  // the decimal the user typed, not 0.800000011920929
+    CHECK(typed_value(0.95f) == 0.95);
 }
 
 TEST_CASE("top-p on a flat tail keeps thousands of tokens", "[sampling][ch03]") {

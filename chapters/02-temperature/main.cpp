@@ -118,16 +118,22 @@ int main(int argc, char** argv) {
         const LogitsChain chain(config);
         if (opt.show_chain) std::printf("\nchain: %s\n", chain.describe().c_str());
         std::printf("\nYour settings (%s), the first steps with their coins:\n", chain.describe().c_str());
-        Rng coins(config.seed);  // the same stream make_sampler draws from: coin i decides token i
         GenerationConfig first_steps = config;
         first_steps.max_new_tokens = std::min(config.max_new_tokens, 6);
+        std::vector<CoinStep> coins;  // make_sampler's coins and chain, watched
         const std::vector<StepRecord> steps =
-            generate(model, tok, prompt, first_steps, make_sampler(first_steps, config.seed)).steps;
-        for (const StepRecord& s : steps) {
-            std::printf("  step %d: coin %.4f -> %-14s (p %.3f)\n", s.step, coins.coin(),
-                        visible_token(tok.token_bytes(s.token)).c_str(), s.probability);
+            generate(model, tok, prompt, first_steps, make_watched_sampler(first_steps, config.seed, coins)).steps;
+        for (size_t i = 0; i < coins.size(); ++i) {
+            const CoinStep& c = coins[i];
+            const std::string token = visible_token(tok.token_bytes(c.token));
+            if (c.greedy) {
+                std::printf("  step %zu: argmax -> %-12s (p after the chain %.3f; raw p %.3f)\n", i, token.c_str(), c.processed, c.raw);
+            } else {
+                std::printf("  step %zu: coin %.4f -> %-12s (p after the chain %.3f, CDF slice [%.4f, %.4f); raw p %.3f)\n", i,
+                            c.coin, token.c_str(), c.processed, c.from, c.to, c.raw);
+            }
         }
-        if (opt.show_steps) print_steps(std::cout, steps, tok);
+        if (opt.show_steps) print_steps(std::cout, steps, tok, coins);
 
         std::printf("\n== 4. Two ways to draw from the same distribution (T = 1, 5000 draws each) ==\n");
         const Vec probs = softmax(logits);

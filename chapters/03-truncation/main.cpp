@@ -12,6 +12,7 @@
 //
 // Library code this chapter introduces: apply_top_k, top_p_keep, apply_top_p, min_p_keep,
 // apply_min_p, count_candidates (sampling.hpp); ChainOrder (chain.hpp).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -38,12 +39,15 @@ namespace {
 
 using Vec = xt::xtensor<float, 1>;
 
+constexpr int kScanned = 32;  // part 2 looks for its peaked and flat step among this many greedy steps
+
 // Print the candidates that survive `z` (up to 8), renormalised, and how many there are.
 void print_survivors(const char* label, const Vec& z, const Tokenizer& tok) {
     const Vec p = softmax(z);
-    std::printf("  %-12s %5d candidates:", label, count_candidates(z));
+    const int n = count_candidates(z);
+    std::printf("  %-12s %5d %s:", label, n, n == 1 ? "candidate " : "candidates");
     for (int id : top_ids(p, 6)) std::printf(" %s %.2f", visible_token(tok.token_bytes(id)).c_str(), p(static_cast<size_t>(id)));
-    std::printf(count_candidates(z) > 6 ? " ...\n" : "\n");
+    std::printf(n > 6 ? " ...\n" : "\n");
 }
 
 Vec filtered(const Vec& logits, const GenerationConfig& config) {
@@ -61,30 +65,41 @@ GenerationConfig only_k(int k) { return only("top_k", std::to_string(k)); }
 GenerationConfig only_p(float v) { return only("top_p", std::to_string(v)); }
 GenerationConfig only_min_p(float v) { return only("min_p", std::to_string(v)); }
 
-// Greedy steps after the prompt: the most and the least confident ones, to contrast.
+// Greedy steps after the prompt: the most and the least confident ones, to contrast. Confidence is
+// the top token's probability; entropy is printed beside it.
 struct Step {
     std::vector<int> context;
-    double entropy = 0;
+    double top1 = 0;     // probability of the most likely token
+    double entropy = 0;  // nats
 };
 
 std::pair<Step, Step> peaked_and_flat(const Gpt2& model, const std::vector<int>& prompt, int steps) {
-    Step peaked{{}, 1e9}, flat{{}, -1};
+    Step peaked{{}, -1, 0}, flat{{}, 2, 0};
     std::vector<int> context = prompt;
     for (int i = 0; i < steps; ++i) {
         const Vec z = last_position_logits(model.forward(context));
-        const double h = entropy(softmax(z));
-        if (h < peaked.entropy) peaked = {context, h};
-        if (h > flat.entropy) flat = {context, h};
-        context.push_back(argmax(z));
+        const Vec p = softmax(z);
+        const int best = argmax(z);
+        const Step here{context, p(static_cast<size_t>(best)), entropy(p)};
+        if (here.top1 > peaked.top1) peaked = here;
+        if (here.top1 < flat.top1) flat = here;
+        context.push_back(best);
     }
     return {peaked, flat};
 }
 
+// Part 6: how many tokens top-p keeps under each engine's arithmetic.
+int kept_by(const Vec& probs, double p, TopPRule rule) {
+    const std::vector<bool> keep = top_p_keep(probs, p, 1, rule);
+    return static_cast<int>(std::count(keep.begin(), keep.end(), true));
+}
+
 // --csv FILE: the 40 most likely tokens of the peaked and the flat step of part 2, each with
-// whether top_k 10, top_p 0.9 and min_p 0.1 keep it (1) or remove it (0), for the site's plot.
+// whether top_k 10, top_p 0.9 and min_p 0.1 keep it (1) or remove it (0), and the step's entropy
+// (nats, over the whole vocabulary), for the site's plot.
 void write_truncation_csv(const std::string& path, const Gpt2& model, const Tokenizer& tok, const Step& peaked,
                           const Step& flat) {
-    CsvFile csv(path, "step,rank,id,token,probability,top_k,top_p,min_p");
+    CsvFile csv(path, "step,rank,id,token,probability,top_k,top_p,min_p,entropy");
     std::ofstream& out = csv.out();
     for (const Step* s : {&peaked, &flat}) {
         const Vec z = last_position_logits(model.forward(s->context));
@@ -95,7 +110,7 @@ void write_truncation_csv(const std::string& path, const Gpt2& model, const Toke
             const size_t id = static_cast<size_t>(ids[rank]);
             out << (s == &peaked ? "peaked" : "flat") << ',' << rank + 1 << ',' << id << ','
                 << csv_quoted(visible_token(tok.token_bytes(ids[rank]))) << ',' << p(id) << ',' << std::isfinite(by_k(id))
-                << ',' << std::isfinite(by_p(id)) << ',' << std::isfinite(by_min_p(id)) << '\n';
+                << ',' << std::isfinite(by_p(id)) << ',' << std::isfinite(by_min_p(id)) << ',' << s->entropy << '\n';
         }
     }
     csv.close();
@@ -108,7 +123,7 @@ int main(int argc, char** argv) {
                                         "Truncation: top-k, top-p and min-p on the same step.",
                                         "A computer is");
     info.defaults.max_new_tokens = 24;
-    info.csv_columns = "step,rank,id,token,probability,top_k,top_p,min_p";
+    info.csv_columns = "step,rank,id,token,probability,top_k,top_p,min_p,entropy";
     const CommandLine opt = parse_command_line(argc, argv, info);
     return run_program([&] {
         const Session session = open_session(opt);
@@ -122,18 +137,17 @@ int main(int argc, char** argv) {
         print_survivors("min_p 0.1", filtered(logits, only_min_p(0.1f)), tok);
 
         std::printf("\n== 2. Fixed size against adaptive: a peaked step and a flat step ==\n");
-        const auto [peaked, flat] = peaked_and_flat(model, prompt, 16);
+        const auto [peaked, flat] = peaked_and_flat(model, prompt, kScanned);
+        std::printf("  (the most and the least confident of the first %d greedy steps)\n", kScanned);
         for (const Step* s : {&peaked, &flat}) {
             const Vec z = last_position_logits(model.forward(s->context));
-            std::printf("  after ...%s (entropy %.2f nats, %s):\n",
+            std::printf("  %s step, after ...%s: top token p = %.3f, entropy %.2f nats\n", s == &peaked ? "peaked" : "flat",
                         visible_token(tok.decode({s->context.end() - std::min<long>(4, static_cast<long>(s->context.size())), s->context.end()})).c_str(),
-                        s->entropy, s == &peaked ? "peaked" : "flat");
+                        s->top1, s->entropy);
             print_survivors("top_k 10", filtered(z, only_k(10)), tok);
             print_survivors("top_p 0.9", filtered(z, only_p(0.9f)), tok);
             print_survivors("min_p 0.1", filtered(z, only_min_p(0.1f)), tok);
         }
-        std::printf("  top-k keeps 10 either way: too many when the model is sure, too few when it is not.\n"
-                    "  top-p and min-p follow the shape of the distribution.\n");
 
         std::printf("\n== 3. The classic exercise: logits [10, 9.9, 9.8, 5, 4], 31995 more at 0, p = 0.9 ==\n");
         Vec classic = xt::zeros<float>({32000});
@@ -158,13 +172,51 @@ int main(int argc, char** argv) {
         }
         std::printf("  llama.cpp truncates at T = 1 and cools afterwards, so it keeps more tokens.\n");
 
+        std::printf("\n== 5. Where the mass lands on p: one token of difference ==\n");
+        const Vec hf_case = softmax(Vec{std::log(0.3f), std::log(0.1f), std::log(0.1f), std::log(0.5f)});
+        std::printf("  Hugging Face's own test: logits log([0.3, 0.1, 0.1, 0.5]) in float32, top_p 0.8.\n"
+                    "  The float32 softmax: %.10f %.10f %.10f %.10f (0.3 comes out one float step low).\n",
+                    hf_case(0), hf_case(1), hf_case(2), hf_case(3));
+        const std::vector<int> order = candidate_order(hf_case);
+        double up = 0;  // HF: from the least likely token up, each sum stored in float32
+        std::printf("  hf         sums up from the least likely:");
+        for (size_t r = order.size(); r-- > 2;) {
+            up += hf_case(static_cast<size_t>(order[r]));
+            std::printf(" %.10f", static_cast<float>(up));
+        }
+        std::printf(" <= float32(1 - 0.8) = %.10f:\n             both 0.1s go, %d tokens kept\n",
+                    static_cast<float>(1.0 - 0.8), kept_by(hf_case, 0.8, TopPRule::HuggingFace));
+        float down = 0;  // llama.cpp: from the most likely down, a float sum
+        std::printf("  llama.cpp  sums down in float:");
+        for (size_t r = 0; r < 2; ++r) {
+            down += hf_case(static_cast<size_t>(order[r]));
+            std::printf(" %.10f", down);
+        }
+        std::printf(" < %.10f (0.8f):\n             not there yet, so a 0.1 comes in: %d tokens kept\n", 0.8f,
+                    kept_by(hf_case, 0.8, TopPRule::LlamaCpp));
+        const Vec plain{0.5f, 0.3f, 0.1f, 0.1f};
+        std::printf("  %-34s %6s %4s %5s %10s\n", "probabilities (float32)", "top_p", "hf", "vllm", "llama.cpp");
+        const std::pair<const char*, const Vec*> rows[] = {{"softmax(log [0.3, 0.1, 0.1, 0.5])", &hf_case},
+                                                           {"[0.5, 0.3, 0.1, 0.1]", &plain}};
+        for (const auto& [label, probs] : rows) {
+            for (double p : {0.8, 0.81}) {
+                std::printf("  %-34s %6g %4d %5d %10d\n", label, p, kept_by(*probs, p, TopPRule::HuggingFace),
+                            kept_by(*probs, p, TopPRule::Vllm), kept_by(*probs, p, TopPRule::LlamaCpp));
+            }
+        }
+        std::printf("  Same rule on paper, one token apart at an exact sum: float rounding and the direction of the\n"
+                    "  sum decide. vLLM computes 1 - p in float32 (1 - 0.8f = %.10f), HF from a double.\n",
+                    1.0f - 0.8f);
+
         const LogitsChain chain(config);
-        std::printf("\n== 5. Your settings: %s (seed %llu) ==\n", chain.describe().c_str(),
+        std::printf("\n== 6. Your settings: %s (seed %llu) ==\n", chain.describe().c_str(),
                     static_cast<unsigned long long>(config.seed));
         std::printf("  %s", opt.prompt.c_str());
-        const Generation out = generate(model, tok, prompt, config, make_sampler(config, config.seed), print_text_to(std::cout));
+        std::vector<CoinStep> coins;  // make_sampler's coins and chain, watched for --show-steps
+        const Generation out =
+            generate(model, tok, prompt, config, make_watched_sampler(config, config.seed, coins), print_text_to(std::cout));
         std::printf("\n");
-        if (opt.show_steps) print_steps(std::cout, out.steps, tok);
+        if (opt.show_steps) print_steps(std::cout, out.steps, tok, coins);
 
         if (!opt.csv.empty()) {
             write_truncation_csv(opt.csv, model, tok, peaked, flat);
@@ -177,10 +229,15 @@ int main(int argc, char** argv) {
         print_exercise_status(course_exercise("your_apply_top_k"), k, count_candidates(yours_k) == 5 &&
                               yours_k == filtered(logits, only_k(5)), std::to_string(count_candidates(yours_k)) + " candidates", "5 candidates");
         const Vec probs = softmax(logits);
-        std::vector<bool> yours_p;
-        const ExerciseAttempt p = try_exercise([&] { yours_p = your_top_p_keep(probs, 0.9, 1); });
-        print_exercise_status(course_exercise("your_top_p_keep"), p, yours_p == top_p_keep(probs, 0.9, 1),
-                              "a different set", std::to_string(count_candidates(filtered(logits, only_p(0.9f)))) + " candidates");
+        std::vector<bool> yours_p, yours_boundary;  // this step, and part 5's boundary case (catches the top-down walk)
+        const ExerciseAttempt p = try_exercise([&] {
+            yours_p = your_top_p_keep(probs, 0.9, 1);
+            yours_boundary = your_top_p_keep(hf_case, 0.8, 1);
+        });
+        const bool same_p = yours_p == top_p_keep(probs, 0.9, 1) && yours_boundary == top_p_keep(hf_case, 0.8, 1);
+        print_exercise_status(course_exercise("your_top_p_keep"), p, same_p, "a different set (here or on part 5's case)",
+                              std::to_string(count_candidates(filtered(logits, only_p(0.9f)))) + " candidates here, " +
+                                  std::to_string(kept_by(hf_case, 0.8, TopPRule::HuggingFace)) + " on part 5's case");
         std::vector<bool> yours_m;
         const ExerciseAttempt m = try_exercise([&] { yours_m = your_min_p_keep(probs, 0.1, 1); });
         print_exercise_status(course_exercise("your_min_p_keep"), m, yours_m == min_p_keep(probs, 0.1, 1),

@@ -101,9 +101,10 @@ int main(int argc, char** argv) {
         std::printf("\n== 3. Penalties with sampling: your settings, seed %llu ==\n",
                     static_cast<unsigned long long>(config.seed));
         std::printf("  chain: %s\n", LogitsChain(config).describe().c_str());
-        const Generation sampled = generate(model, tok, prompt, config, make_sampler(config, config.seed));
+        std::vector<CoinStep> coins;  // make_sampler's coins and chain, watched for --show-steps
+        const Generation sampled = generate(model, tok, prompt, config, make_watched_sampler(config, config.seed, coins));
         std::printf("  %s%s\n  distinct-2 %.2f\n", opt.prompt.c_str(), sampled.text.c_str(), distinct_n(sampled.ids, 2));
-        if (opt.show_steps) print_steps(std::cout, sampled.steps, tok);
+        if (opt.show_steps) print_steps(std::cout, sampled.steps, tok, coins);
         std::printf("  (decodebook-diversity measures distinct-n and the model's own loss across samplers)\n");
 
         std::printf("\nYour exercises (./grade 04 grades them):\n");

@@ -2,7 +2,7 @@
 
 Runs the chapter binary found on PATH (docs/conf.py puts the build folder first); its CSV has the
 40 most likely tokens of the peaked and the flat step of part 2, each with a 1/0 flag per filter
-(columns: step, rank, id, token, probability, top_k, top_p, min_p; see write_truncation_csv in
+(columns: step, rank, id, token, probability, top_k, top_p, min_p, entropy; see write_truncation_csv in
 chapters/03-truncation/main.cpp, which uses top_k 10, top_p 0.9 and min_p 0.1).
 """
 
@@ -48,7 +48,8 @@ for ax, (name, step_rows) in zip(axes, steps.items()):
     ax.set_xlim(0, shown + 1)
     ax.set_xlabel(f"rank of the token (the {shown} most likely)")
     top = step_rows[0]["token"]
-    ax.set_title(f"{name} step: top token {top}, p = {probs[0]:.2f}", fontsize=10)
+    ax.set_title(f"{name} step: top token {top}, p = {probs[0]:.3f}, entropy {float(step_rows[0]['entropy']):.2f} nats",
+                 fontsize=9)
     ax.legend(fontsize=7.5, loc="upper right")
 axes[0].set_ylabel("probability before truncation (log scale)")
 axes[0].set_ylim(top=2.5)  # room for the legends above the bars (probabilities are <= 1)

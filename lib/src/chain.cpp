@@ -77,8 +77,13 @@ LogitsChain::LogitsChain(const GenerationConfig& p) {
                                 }};
     const Processor top_k{"top_k(" + std::to_string(p.top_k) + ")",
                           [k = p.top_k, keep](xt::xtensor<float, 1>& z, const DecodeContext&) { apply_top_k(z, k, keep); }};
-    const Processor top_p{"top_p(" + number(p.top_p) + ")",
-                          [v = p.top_p, keep](xt::xtensor<float, 1>& z, const DecodeContext&) { apply_top_p(z, v, keep); }};
+    // each engine's own top-p arithmetic (they differ by one token where the mass lands on p)
+    const TopPRule rule = p.order == ChainOrder::LlamaCpp ? TopPRule::LlamaCpp
+                          : p.order == ChainOrder::Vllm   ? TopPRule::Vllm
+                                                          : TopPRule::HuggingFace;
+    const Processor top_p{"top_p(" + number(p.top_p) + ")", [v = p.top_p, keep, rule](xt::xtensor<float, 1>& z, const DecodeContext&) {
+                              apply_top_p(z, v, keep, rule);
+                          }};
     const Processor min_p{"min_p(" + number(p.min_p) + ")",
                           [v = p.min_p, keep](xt::xtensor<float, 1>& z, const DecodeContext&) { apply_min_p(z, v, keep); }};
     const bool use_t = p.temperature != 1.0f, use_k = p.top_k > 0, use_p = p.top_p < 1.0f, use_min = p.min_p > 0.0f;

@@ -2,6 +2,8 @@
 #include "decodebook/sampling.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -19,6 +21,14 @@ constexpr float kRemoved = -std::numeric_limits<float>::infinity();
 void remove_unkept(xt::xtensor<float, 1>& logits, const std::vector<bool>& keep) {
     for (size_t i = 0; i < logits.size(); ++i)
         if (!keep[i]) logits(i) = kRemoved;
+}
+
+// "error: top_p = 1.05 is outside [0, 1]" with the fix: for the range checks of top-p and min-p.
+[[noreturn]] void outside_unit_range(const char* name, double value, const char* off) {
+    char problem[96], fix[96];
+    std::snprintf(problem, sizeof problem, "%s = %g is outside [0, 1]", name, value);
+    std::snprintf(fix, sizeof fix, "pass a %s in [0, 1] (%s disables it)", name, off);
+    throw Error(problem, fix);
 }
 
 }  // namespace
@@ -124,7 +134,6 @@ int sample_gumbel_max(const xt::xtensor<float, 1>& logits, const std::vector<dou
 }
 // [/ch02:gumbel]
 
-// [ch03:top-k]
 void apply_top_k(xt::xtensor<float, 1>& logits, int k, int min_keep) {
     if (k <= 0) return;  // 0 disables
     const size_t keep = std::min(static_cast<size_t>(std::max(k, min_keep)), logits.size());
@@ -134,34 +143,55 @@ void apply_top_k(xt::xtensor<float, 1>& logits, int k, int min_keep) {
     for (float& z : logits)
         if (z < kth) z = kRemoved;  // ties with the k-th value survive (HF, vLLM)
 }
-// [/ch03:top-k]
 
-// [ch03:top-p]
-std::vector<bool> top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep) {
+std::vector<bool> top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep, TopPRule rule) {
+    if (!(p >= 0.0 && p <= 1.0)) outside_unit_range("top_p", p, "1");
     std::vector<bool> keep(probs.size(), false);
-    const std::vector<int> order = candidate_order(probs);
-    if (p >= 1.0) {
-        for (int id : order) keep[static_cast<size_t>(id)] = true;
+    const std::vector<int> order = candidate_order(probs);  // most likely first
+    const size_t forced = static_cast<size_t>(std::max(1, min_keep));  // the top ones always stay
+    if (rule == TopPRule::LlamaCpp) {
+        // [ch03:top-p-llama]
+        // llama.cpp: walk down, a float running sum; stop right after the token that reaches p
+        const float pf = static_cast<float>(p);
+        float sum = 0.0f;
+        for (size_t rank = 0; rank < order.size(); ++rank) {
+            keep[static_cast<size_t>(order[rank])] = true;
+            sum += probs(static_cast<size_t>(order[rank]));
+            if (pf < 1.0f && sum >= pf && rank + 1 >= forced) break;
+        }
         return keep;
+        // [/ch03:top-p-llama]
     }
-    double before = 0;  // mass of the more likely tokens
-    for (size_t rank = 0; rank < order.size(); ++rank) {
-        const bool within = before < p || rank == 0;  // p = 0 still keeps the top token
-        if (!within && rank >= static_cast<size_t>(min_keep)) break;
-        keep[static_cast<size_t>(order[rank])] = true;
-        before += probs(static_cast<size_t>(order[rank]));
+    // HF and vLLM: walk UP from the least likely token; each running sum is stored in float32
+    // (torch's cumsum on a float32 tensor) and a token goes when its sum is <= 1 - p, compared in
+    // float32. HF computes 1 - p from a Python float (double), vLLM in float32 from its tensor.
+    const float limit = rule == TopPRule::HuggingFace ? static_cast<float>(1.0 - p) : 1.0f - static_cast<float>(p);
+    double sum = 0;  // torch's CPU cumsum accumulates in double and rounds each output to float32
+    for (size_t rank = order.size(); rank-- > 0;) {
+        sum += probs(static_cast<size_t>(order[rank]));
+        const bool removed = static_cast<float>(sum) <= limit && rank >= forced;
+        keep[static_cast<size_t>(order[rank])] = !removed;
     }
     return keep;
 }
 
-void apply_top_p(xt::xtensor<float, 1>& logits, float p, int min_keep) {
-    if (p >= 1.0f) return;
-    remove_unkept(logits, top_p_keep(softmax(logits), p, min_keep));
+double typed_value(float knob) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, knob);  // the shortest decimal that reads back as knob
+    (void)ec;  // 32 chars always fit a float
+    double value = knob;
+    std::from_chars(buf, end, value);  // reads it back as a double: 0.8f -> 0.8, as Python holds it
+    return value;
 }
-// [/ch03:top-p]
 
-// [ch03:min-p]
+void apply_top_p(xt::xtensor<float, 1>& logits, float p, int min_keep, TopPRule rule) {
+    if (!(p >= 0.0f && p <= 1.0f)) outside_unit_range("top_p", p, "1");
+    if (p >= 1.0f) return;
+    remove_unkept(logits, top_p_keep(softmax(logits), typed_value(p), min_keep, rule));
+}
+
 std::vector<bool> min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, int min_keep) {
+    if (!(min_p >= 0.0 && min_p <= 1.0)) outside_unit_range("min_p", min_p, "0");
     std::vector<bool> keep(probs.size(), false);
     const std::vector<int> order = candidate_order(probs);
     if (order.empty()) return keep;
@@ -174,10 +204,10 @@ std::vector<bool> min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, i
 }
 
 void apply_min_p(xt::xtensor<float, 1>& logits, float min_p, int min_keep) {
-    if (min_p <= 0.0f) return;
+    if (!(min_p >= 0.0f && min_p <= 1.0f)) outside_unit_range("min_p", min_p, "0");
+    if (min_p == 0.0f) return;
     remove_unkept(logits, min_p_keep(softmax(logits), min_p, min_keep));
 }
-// [/ch03:min-p]
 
 int count_candidates(const xt::xtensor<float, 1>& logits) {
     int n = 0;

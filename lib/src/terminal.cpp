@@ -1,9 +1,15 @@
-// Chapters 00 and 02: drawing in the terminal.
+// Chapters 00 and 02: drawing in the terminal, and the coin behind each sampled token.
 #include "decodebook/terminal.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
+#include <memory>
+
+#include "decodebook/chain.hpp"
+#include "decodebook/generate.hpp"
+#include "decodebook/generation_config.hpp"
+#include "decodebook/rng.hpp"
 #include "decodebook/sampling.hpp"
 #include "decodebook/tokenizer.hpp"
 
@@ -33,16 +39,60 @@ std::string visible_token(const std::string& bytes) {
     return out + "\"";
 }
 
-void print_steps(std::ostream& out, const std::vector<StepRecord>& steps, const Tokenizer& tokenizer) {
-    char line[160];
-    std::snprintf(line, sizeof line, "%5s %6s  %-18s %8s %8s %9s\n", "step", "id", "token", "logit", "prob", "ms");
+Sampler make_watched_sampler(const GenerationConfig& config, uint64_t seed, std::vector<CoinStep>& seen) {
+    auto chain = std::make_shared<const LogitsChain>(config);
+    auto rng = std::make_shared<Rng>(seed);
+    const bool greedy = !config.do_sample || config.temperature == 0.0f;
+    return [chain, rng, greedy, &seen](const xt::xtensor<float, 1>& logits, const DecodeContext& context) {
+        const double coin = rng->coin();  // as make_sampler: one coin per step, used or not
+        const int token = chain->pick(logits, context, coin);
+        const xt::xtensor<float, 1> processed = softmax(chain->apply(logits, context));
+        CoinStep s{coin, token, processed(static_cast<size_t>(token)), softmax(logits)(static_cast<size_t>(token)),
+                   0, 0, greedy};
+        double total = 0, before = 0;
+        for (int id : candidate_order(processed)) total += processed(static_cast<size_t>(id));
+        for (int id : candidate_order(processed)) {
+            if (id == token) break;
+            before += processed(static_cast<size_t>(id));
+        }
+        s.from = before / total;
+        s.to = (before + processed(static_cast<size_t>(token))) / total;
+        seen.push_back(s);
+        return token;
+    };
+}
+
+void print_steps(std::ostream& out, const std::vector<StepRecord>& steps, const Tokenizer& tokenizer,
+                 const std::vector<CoinStep>& coins) {
+    const bool watched = !coins.empty();
+    char line[200];
+    std::snprintf(line, sizeof line, "%5s %6s  %-18s %8s %8s", "step", "id", "token", "logit", "p(raw)");
     out << line;
-    for (const StepRecord& s : steps) {
-        const std::string text = visible_token(tokenizer.token_bytes(s.token));
-        std::snprintf(line, sizeof line, "%5d %6d  %-18s %8.3f %8.4f %9.2f\n", s.step, s.token, text.c_str(), s.logit,
-                      s.probability, s.milliseconds);
+    if (watched) {
+        std::snprintf(line, sizeof line, " %8s %7s  %-17s", "p(chain)", "coin", "CDF slice");
         out << line;
     }
+    out << "        ms\n";
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const StepRecord& s = steps[i];
+        const std::string text = visible_token(tokenizer.token_bytes(s.token));
+        std::snprintf(line, sizeof line, "%5d %6d  %-18s %8.3f %8.4f", s.step, s.token, text.c_str(), s.logit, s.probability);
+        out << line;
+        if (watched) {
+            if (i >= coins.size()) std::snprintf(line, sizeof line, " %8s %7s  %-17s", "", "", "");
+            else if (coins[i].greedy) std::snprintf(line, sizeof line, " %8.4f %7s  %-17s", coins[i].processed, "-", "argmax");
+            else {
+                char slice[48];
+                std::snprintf(slice, sizeof slice, "[%.4f, %.4f)", coins[i].from, coins[i].to);
+                std::snprintf(line, sizeof line, " %8.4f %7.4f  %-17s", coins[i].processed, coins[i].coin, slice);
+            }
+            out << line;
+        }
+        std::snprintf(line, sizeof line, " %9.2f\n", s.milliseconds);
+        out << line;
+    }
+    if (watched) out << "  p(raw): softmax of the raw logits (T = 1). p(chain): after the chain, the distribution the coin\n"
+                        "  was drawn from; the token is the one whose CDF slice holds the coin.\n";
 }
 
 std::string bar(double value, double max, int width) {

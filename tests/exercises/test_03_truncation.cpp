@@ -1,6 +1,7 @@
 // Graded tests for chapter 03's exercises (see exercises/manifest.json).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include <xtensor/xview.hpp>
@@ -99,8 +100,30 @@ TEST_CASE("ex03.2 top_p_keep keeps the crossing token", "[ex03.2]") {
 
 TEST_CASE("ex03.2 top_p_keep drops the next token at an exact sum", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
-    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.8, 1)), {0, 1}, "p = 0.8 and 0.5 + 0.3 = 0.8 exactly (HF keeps 2)");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.8, 1)), {0, 1}, "p = 0.8: 0.1f + 0.1f = 0.2f <= float32(1 - 0.8) (HF keeps 2)");
     check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.5, 1)), {0}, "p = 0.5 and 0.5 = 0.5 exactly");
+}
+
+TEST_CASE("ex03.2 top_p_keep decides the boundary as Hugging Face does", "[ex03.2]") {
+    // HF's own test (test_top_p_dist_warper): softmax(log([0.3, 0.1, 0.1, 0.5])) in float32 is
+    // [0.29999998, 0.099999994, 0.099999994, 0.5]; TopPLogitsWarper(0.8) keeps ids 0 and 3. A
+    // top-down walk sees 0.5 + 0.29999998 < 0.8 and keeps a third token.
+    const Vec hf{0.29999998f, 0.099999994f, 0.099999994f, 0.5f};
+    check_ids(golden::kept_ids(sized(your_top_p_keep, hf, 0.8, 1)), {0, 3},
+              "HF's test case: probs [0.29999998, 0.099999994, 0.099999994, 0.5], p = 0.8 (HF keeps 2)");
+    // every case of the reference's boundary file, by HF's rule
+    const nlohmann::json file = golden::load("top_p_rules.json");
+    for (const auto& c : file["cases"]) {
+        std::vector<float> values;
+        for (const auto& v : c["probs"]) values.push_back(v.get<float>());
+        Vec probs = Vec::from_shape({values.size()});
+        std::copy(values.begin(), values.end(), probs.begin());
+        std::vector<int> want = c["kept"]["hf"].get<std::vector<int>>();
+        std::sort(want.begin(), want.end());
+        check_ids(golden::kept_ids(sized(your_top_p_keep, probs, c["top_p"].get<double>(), c["min_tokens_to_keep"].get<int>())),
+                  want, "top_p_rules.json case " + c["name"].get<std::string>() + ", probs " + c["probs"].dump() +
+                            ", p = " + c["top_p"].dump() + ", min_keep = " + c["min_tokens_to_keep"].dump());
+    }
 }
 
 TEST_CASE("ex03.2 top_p_keep edge values", "[ex03.2]") {
@@ -115,7 +138,7 @@ TEST_CASE("ex03.2 top_p_keep matches the reference on the model", "[ex03.2]") {
     REQUIRE_FALSE(cases.empty());
     for (const auto& c : cases) {
         const Vec probs = decodebook::softmax(case_logits(c));
-        const auto keep = sized(your_top_p_keep, probs, c["params"]["top_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
+        const auto keep = sized(your_top_p_keep, probs, c["params"]["top_p"].get<double>(), c["params"]["min_tokens_to_keep"].get<int>());
         check_ids(golden::kept_ids(keep), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
     }
 }
@@ -133,7 +156,7 @@ TEST_CASE("ex03.3 min_p_keep matches the reference on the model", "[ex03.3]") {
     REQUIRE_FALSE(cases.empty());
     for (const auto& c : cases) {
         const Vec probs = decodebook::softmax(case_logits(c));
-        const auto keep = sized(your_min_p_keep, probs, c["params"]["min_p"].get<float>(), c["params"]["min_tokens_to_keep"].get<int>());
+        const auto keep = sized(your_min_p_keep, probs, c["params"]["min_p"].get<double>(), c["params"]["min_tokens_to_keep"].get<int>());
         check_ids(golden::kept_ids(keep), c["candidates"].get<std::vector<int>>(), "case " + c["name"].dump() + " " + c["chain"].dump());
     }
 }

@@ -11,6 +11,7 @@ import math
 import os
 import sys
 
+import numpy
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -555,10 +556,56 @@ def build_beams(model, log):
                        model), cases=cases)
 
 
+def build_top_p_rules(model, log):
+    """Top-p at the boundary, on float32 probability vectors given exactly: each rule's kept ids.
+    Not margin-filtered on purpose: these are the cases where the mass lands on p (or within a
+    float32 step of it), so the C++ must do each engine's arithmetic bit for bit."""
+    f32 = lambda xs: torch.tensor(xs, dtype=torch.float32)
+    vectors = [
+        ("hf_test_row1", torch.log(f32([0.3, 0.1, 0.1, 0.5])).softmax(-1), (0.8,)),
+        ("hf_test_row1_low", f32([0.29999998, 0.099999994, 0.099999994, 0.5]), (0.8,)),
+        ("hf_test_row2", torch.log(f32([0.15, 0.3, 0.3, 0.25])).softmax(-1), (0.8,)),
+        ("exact_sums", f32([0.5, 0.3, 0.1, 0.1]), (0.0, 0.5, 0.79, 0.8, 0.81, 0.9, 1.0)),
+        ("ties", f32([0.25, 0.25, 0.25, 0.25]), (0.25, 0.5, 0.6, 0.75)),
+        ("with_zeros", f32([0.0, 0.6, 0.0, 0.4]), (0.6, 0.61)),
+    ]
+    # random distributions, with p set to the float32 partial sums of their own top tokens (summed
+    # down, as llama.cpp does, and as decimals): the boundary hits where summation order matters
+    gen = torch.Generator().manual_seed(2024)
+    for n in (5, 12, 40):
+        for v in range(3):
+            probs = torch.rand(n, generator=gen, dtype=torch.float64).pow(3)
+            probs = (probs / probs.sum()).to(torch.float32)
+            desc = sorted(probs.tolist(), reverse=True)
+            ps, run = set(), numpy.float32(0)
+            for x in desc[:4]:
+                run = numpy.float32(run + numpy.float32(x))
+                ps.add(float(run))
+                ps.add(float("%.6g" % float(run)))
+            vectors.append(("random_%d_%d" % (n, v), probs, tuple(sorted(p for p in ps if p <= 1))))
+    cases = []
+    for name, probs, ps in vectors:
+        for p in ps:
+            for mk in (1, 3):
+                if mk == 3 and name.startswith("random"):
+                    continue
+                kept = {rule: sampling.top_p_keep(probs, p, mk, rule)[0] for rule in ("hf", "vllm", "llama.cpp")}
+                cases.append({"name": name, "probs": [float(x) for x in probs], "top_p": p,
+                              "min_tokens_to_keep": mk, "kept": kept})
+    differ = sum(1 for c in cases if len({tuple(v) for v in c["kept"].values()}) > 1)
+    log("top_p_rules: %d cases, %d where the rules disagree" % (len(cases), differ))
+    assert differ >= 3, "the boundary cases no longer separate the rules"
+    return dict(header("Top-p at the boundary (tests/reference/sampling.py top_p_keep): float32 probabilities "
+                       "(exact float32 values), p as a double, and the ids each rule keeps, in candidate order: "
+                       "hf (ascending float32 cumsum <= 1 - p), vllm (the same with 1 - p in float32), llama.cpp "
+                       "(descending float sum, stop at >= p). Not margin-filtered: compare exactly.", model),
+                cases=cases)
+
+
 BUILDERS = [("rng.json", build_rng), ("tokenizer.json", build_tokenizer),
             ("logits.json", build_logits), ("greedy.json", build_greedy),
             ("sampling.json", build_sampling), ("processors.json", build_processors),
-            ("beams.json", build_beams)]
+            ("beams.json", build_beams), ("top_p_rules.json", build_top_p_rules)]
 
 # ----------------------------------------------------------------------------- output
 

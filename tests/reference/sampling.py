@@ -8,8 +8,10 @@ copy of the logits; "remove" means -inf. Written from the project's documented s
   candidate order    tokens with p > 0, by (p descending, id ascending)
   temperature T      z / T (T = 0: greedy, argmax after the penalties, no warpers)
   top_k k            keep = min(max(k, min_keep), V); remove z < the keep-th largest (ties kept)
-  top_p p            walk the candidate order of softmax(z); rank r kept iff r == 0, r < min_keep
-                     or (mass strictly before it) < p; stop at the first rank not kept
+  top_p p            in exact arithmetic rank r of softmax(z) is kept iff r < max(1, min_keep) or
+                     (mass strictly before it) < p; at the boundary each order uses its engine's
+                     arithmetic (top_p_keep: HF/vLLM sum up from the least likely token, llama.cpp
+                     walks down), which decides exact-sum cases differently
   min_p m            keep p_i >= m * p_max, plus the first min_keep candidates
   repetition θ       each distinct token of the window: z > 0 ? z / θ : z * θ
   presence/frequency each token of the OUTPUT with count c: z -= frequency * c + presence
@@ -35,6 +37,7 @@ Self-check: /usr/bin/python3 tests/reference/sampling.py
 """
 import math
 
+import numpy
 import torch
 
 import decode
@@ -68,6 +71,8 @@ ORDERS = {
     "llama.cpp": ("top_k", "top_p", "min_p", "temperature"),
     "vllm": ("temperature", "min_p", "top_k", "top_p"),
 }
+# The top-p arithmetic each order uses (see top_p_keep): they differ only where the mass lands on p.
+TOP_P_RULES = {"hf": "hf", "llama.cpp": "llama.cpp", "vllm": "vllm"}
 ORDER_ALIASES = {"hf": "hf", "llama.cpp": "llama.cpp", "llamacpp": "llama.cpp", "vllm": "vllm"}
 
 # ----------------------------------------------------------------------------- parameters
@@ -222,24 +227,55 @@ def apply_top_k(z, k, min_keep=1):
     return out, margin
 
 
-def top_p_keep(probs, p, min_keep=1):
-    """(kept ids in candidate order, margin). Margin compares with p the mass before every rank
-    decided by the mass test; the logit-free cut gap is added by apply_top_p."""
-    pr = probs.tolist()
-    order = candidate_order(probs)
-    kept, margin, mass = [], INF, 0.0
-    for r, i in enumerate(order):
-        if r == 0 or r < min_keep:
-            kept.append(i)
-        else:
-            margin = min(margin, abs(mass - p))
-            if mass < p:
-                kept.append(i)
-            else:
-                break
-        mass += pr[i]
-    return kept, margin
+def top_p_keep(probs, p, min_keep=1, rule="hf"):
+    """(kept ids in candidate order, margin), by each engine's own arithmetic (TOP_P_RULES).
 
+    hf         TopPLogitsWarper: sort ascending, cumulative sum (torch.cumsum in the probs' dtype),
+               remove where cum <= 1 - p (p a Python float; torch compares in the tensor's dtype),
+               then keep the last max(1, min_keep) of the ascending order
+    vllm       the same, but 1 - p is computed in float32 (vLLM keeps p in a float32 tensor)
+    llama.cpp  llama_sampler_top_p: walk down with a running sum in the probs' precision (numpy
+               float32 for float32 probs) and keep up to the first token where it is >= p (and at
+               least min_keep)
+    Ties: ascending order is (p ascending, id descending), the reverse of the candidate order, so the
+    lower id of two equal tokens is kept. The margin is |mass before - p| at every rank decided by
+    the mass test (|cum - (1 - p)| in the ascending form, which is the same quantity)."""
+    if not 0 <= p <= 1:
+        raise ValueError("top_p = %r, must be in [0, 1]" % (p,))
+    if rule not in TOP_P_RULES:
+        raise ValueError("unknown top-p rule %r" % (rule,))
+    order = candidate_order(probs)
+    forced = max(1, min_keep)
+    if rule == "llama.cpp":
+        f32 = probs.dtype == torch.float32
+        pr = [numpy.float32(x) for x in probs.tolist()] if f32 else probs.tolist()
+        pp = numpy.float32(p) if f32 else p
+        kept, margin, run = [], INF, (numpy.float32(0) if f32 else 0.0)
+        for r, i in enumerate(order):
+            kept.append(i)
+            run = run + pr[i]
+            if r + 1 >= forced and pp < 1:
+                margin = min(margin, abs(float(run) - p))
+                if run >= pp:
+                    break
+        return kept, margin
+    asc = list(reversed(order))
+    cum = torch.cumsum(probs[torch.tensor(asc, dtype=torch.long)], dim=0) if asc else probs[:0]
+    if rule == "hf":
+        removed = (cum <= (1 - p)).tolist()
+    else:
+        removed = (cum <= (1 - torch.tensor(p, dtype=torch.float32))).tolist()
+    n = len(asc)
+    kept, margin = [], INF
+    for j in range(n - 1, -1, -1):  # j = position in ascending order; rank = n - 1 - j
+        rank = n - 1 - j
+        if rank < forced:
+            kept.append(asc[j])
+            continue
+        margin = min(margin, abs(float(cum[j]) - (1 - p)))
+        if not removed[j]:
+            kept.append(asc[j])
+    return kept, margin
 
 def cut_gap(z, order, n_kept):
     """Logit gap between the last kept and the first removed candidate (inf if none removed)."""
@@ -255,11 +291,11 @@ def _keep_only(z, kept):
     return out
 
 
-def apply_top_p(z, p, min_keep=1):
+def apply_top_p(z, p, min_keep=1, rule="hf"):
     if p >= 1:
         return z.clone(), INF
     probs = softmax(z)
-    kept, margin = top_p_keep(probs, p, min_keep)
+    kept, margin = top_p_keep(probs, p, min_keep, rule)
     order = candidate_order(probs)
     return _keep_only(z, kept), min(margin, cut_gap(z, order, len(kept)))
 
@@ -368,7 +404,7 @@ class Chain:
                 "top_k": (p["top_k"] > 0, "top_k(%d)" % p["top_k"],
                           lambda z, pr, ge: apply_top_k(z, p["top_k"], mk)),
                 "top_p": (p["top_p"] < 1, "top_p(%s)" % g(p["top_p"]),
-                          lambda z, pr, ge: apply_top_p(z, p["top_p"], mk)),
+                          lambda z, pr, ge: apply_top_p(z, p["top_p"], mk, TOP_P_RULES[self.order])),
                 "min_p": (p["min_p"] > 0, "min_p(%s)" % g(p["min_p"]),
                           lambda z, pr, ge: apply_min_p(z, p["min_p"], mk)),
             }
@@ -444,16 +480,43 @@ def selftest():
     # softmax and candidate order
     assert torch.allclose(softmax(_t([0.0, math.log(3.0), NEG_INF])), _t([0.25, 0.75, 0.0]), rtol=0, atol=1e-15)
     assert candidate_order(_t([0.2, 0.4, 0.0, 0.4])) == [1, 3, 0]
-    # top-p on [0.5, 0.3, 0.1, 0.1]: 0.5 + 0.3 == 0.8 exactly, so p = 0.8 keeps exactly 2 (HF)
-    assert 0.5 + 0.3 == 0.8
+    # top-p on [0.5, 0.3, 0.1, 0.1] at p = 0.8, where the mass lands on p: the rules differ there.
+    # float32 (what the engines run): HF removes the two 0.1s (0.1f + 0.1f = 0.2f <= float32(1 - 0.8)
+    # = 0.2f), vLLM keeps one (its 1 - 0.8f in float32 is 0.19999999f < 0.2f), llama.cpp stops at
+    # 0.5 + 0.3f = 0.8f >= 0.8f.
+    p32 = torch.tensor([0.5, 0.3, 0.1, 0.1], dtype=torch.float32)
+    assert top_p_keep(p32, 0.8, rule="hf")[0] == [0, 1]
+    assert top_p_keep(p32, 0.8, rule="vllm")[0] == [0, 1, 2]
+    assert top_p_keep(p32, 0.8, rule="llama.cpp")[0] == [0, 1]
+    # float64: 0.1 + 0.1 = 0.2 > 1 - 0.8 = 0.19999999999999996, so HF's formula keeps 3; the top-down
+    # walk sees 0.5 + 0.3 == 0.8 exactly and keeps 2
+    assert 0.5 + 0.3 == 0.8 and 0.1 + 0.1 > 1 - 0.8
     probs = _t([0.5, 0.3, 0.1, 0.1])
-    assert top_p_keep(probs, 0.8)[0] == [0, 1]
-    assert top_p_keep(probs, 0.81)[0] == [0, 1, 2]
-    assert top_p_keep(probs, 0.0)[0] == [0]
-    assert top_p_keep(probs, 0.0, min_keep=3)[0] == [0, 1, 2]
-    assert top_p_keep(probs, 0.5)[0] == [0]
-    assert top_p_keep(probs, 0.5000001)[0] == [0, 1]
-    assert top_p_keep(probs, 0.8)[1] == 0.0  # the decision at rank 2 sat exactly on p: margin 0
+    assert top_p_keep(probs, 0.8, rule="hf")[0] == [0, 1, 2]
+    assert top_p_keep(probs, 0.8, rule="llama.cpp")[0] == [0, 1]
+    assert top_p_keep(probs, 0.8, rule="llama.cpp")[1] == 0.0  # the decision sat exactly on p: margin 0
+    assert top_p_keep(probs, 0.8, rule="hf")[1] < 1e-15
+    # HF's own test (test_top_p_dist_warper): logits = log([0.3, 0.1, 0.1, 0.5]) in float32, p = 0.8
+    # keeps ids 3 and 0; row 2, log([0.15, 0.3, 0.3, 0.25]), keeps ids 1, 2, 3
+    for row, want in (([0.3, 0.1, 0.1, 0.5], [3, 0]), ([0.15, 0.3, 0.3, 0.25], [1, 2, 3])):
+        pt = torch.log(torch.tensor(row, dtype=torch.float32)).softmax(-1)
+        for rule in TOP_P_RULES.values():
+            assert top_p_keep(pt, 0.8, rule=rule)[0] == want, (row, rule)
+    # ... and with the 0.3 one float32 step lower (0.29999998, as a softmax may give it), the
+    # top-down walk reaches only 0.79999995 < 0.8f after two tokens and keeps a third
+    low = torch.tensor([0.29999998, 0.099999994, 0.099999994, 0.5], dtype=torch.float32)
+    assert float(low[0]) == 0.29999998211860657
+    assert top_p_keep(low, 0.8, rule="hf")[0] == [3, 0] and top_p_keep(low, 0.8, rule="vllm")[0] == [3, 0]
+    assert top_p_keep(low, 0.8, rule="llama.cpp")[0] == [3, 0, 1]
+    for rule in TOP_P_RULES.values():  # away from the boundary every rule agrees
+        for pt in (probs, p32):
+            assert top_p_keep(pt, 0.81, rule=rule)[0] == [0, 1, 2]
+            assert top_p_keep(pt, 0.79, rule=rule)[0] == [0, 1]
+            assert top_p_keep(pt, 0.0, rule=rule)[0] == [0]
+            assert top_p_keep(pt, 0.0, min_keep=3, rule=rule)[0] == [0, 1, 2]
+            assert top_p_keep(pt, 0.5000001, rule=rule)[0] == [0, 1]
+            assert top_p_keep(pt, 1.0, rule=rule)[0] == [0, 1, 2, 3]
+    assert top_p_keep(probs, 0.5, rule="llama.cpp")[0] == [0]  # 0.5 >= 0.5
     zp, mp = apply_top_p(torch.log(_t([0.5, 0.3, 0.15, 0.05])), 0.7)
     assert torch.isfinite(zp).tolist() == [True, True, False, False]
     assert abs(mp - 0.1) < 1e-12  # |0.8 - 0.7| at rank 2, |0.5 - 0.7| at rank 1, cut gap log 2

@@ -135,7 +135,8 @@ struct CourseExercise {
 CourseExercise course_exercise(const std::string& function);
 
 /// Print one status line for an exercise in a chapter: not started (with the file to edit),
-/// matches the library, or differs (with both results). Introduced in chapter 00.
+/// "[~] looks right on this input -- ./grade decides" (never a tick: one input cannot catch the
+/// classic mistakes), or differs (with both results). Introduced in chapter 00.
 /// @param exercise from course_exercise
 /// @param attempt what try_exercise returned
 /// @param same whether your result equals the library's (ignored unless implemented)

@@ -61,21 +61,47 @@ int sample_gumbel_max(const xt::xtensor<float, 1>& logits, const std::vector<dou
 /// may survive); k = max(k, min_keep) capped at V; k = 0 disables. Introduced in chapter 03.
 void apply_top_k(xt::xtensor<float, 1>& logits, int k, int min_keep = 1);
 
-/// Top-p on probabilities: which tokens survive. Walking candidate_order, a token is kept while
-/// the mass strictly before it is < p (the token that crosses p is kept; at an exact sum the next
-/// one is dropped, HF's rule); the first min_keep are always kept; p = 0 keeps exactly
-/// max(1, min_keep); p >= 1 keeps everything. Introduced in chapter 03.
-std::vector<bool> top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep = 1);
+/// How top-p decides at the boundary: each engine's own arithmetic. The idea is the same in all
+/// three (keep the smallest set of likeliest tokens whose mass reaches p; the token that crosses
+/// p is kept); only float rounding and the direction of the sum differ, which decides the cases
+/// where the mass lands on p (or within a float32 step of it). Introduced in chapter 03.
+enum class TopPRule {
+    HuggingFace,  ///< TopPLogitsWarper: sort ascending, cumulative sum stored in float32, remove a
+                  ///< token where it is <= 1 - p (p a double, the comparison in float32)
+    Vllm,         ///< the same, with 1 - p computed in float32 (vLLM keeps p in a float32 tensor)
+    LlamaCpp,     ///< llama_sampler_top_p: walk down with a float running sum and stop right after
+                  ///< the first token where it is >= p
+};
 
-/// Top-p (nucleus, HF): softmax, then remove what top_p_keep drops. Introduced in chapter 03.
-void apply_top_p(xt::xtensor<float, 1>& logits, float p, int min_keep = 1);
+/// Top-p on probabilities: which tokens survive, by `rule`. With HuggingFace (the default) a token
+/// goes when the mass of itself and every less likely token, summed from the least likely up and
+/// stored in float32, is <= float32(1 - p). In exact arithmetic that keeps a token iff the mass
+/// strictly before it (in candidate_order) is < p: the crossing token stays, and at an exact sum
+/// the next one goes. The first max(1, min_keep) candidates always stay; p = 0 keeps exactly
+/// max(1, min_keep); p >= 1 keeps every candidate. Ties go by candidate_order (lower id kept).
+/// Introduced in chapter 03.
+/// @throws Error if p is outside [0, 1]
+std::vector<bool> top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep = 1,
+                             TopPRule rule = TopPRule::HuggingFace);
+
+/// The double a user typed for a float knob: the shortest decimal that reads back as `knob`
+/// (0.8f -> 0.8, not 0.800000011920929). HF receives top_p as a Python float, so its 1 - p is
+/// computed from this value. Introduced in chapter 03.
+double typed_value(float knob);
+
+/// Top-p (nucleus): softmax, then remove what top_p_keep(probs, typed_value(p), min_keep, rule)
+/// drops; p = 1 disables. Introduced in chapter 03.
+/// @throws Error if p is outside [0, 1]
+void apply_top_p(xt::xtensor<float, 1>& logits, float p, int min_keep = 1, TopPRule rule = TopPRule::HuggingFace);
 
 /// Min-p on probabilities: keep p_i >= min_p * p_max (and at least the min_keep most likely).
 /// Introduced in chapter 03.
+/// @throws Error if min_p is outside [0, 1]
 std::vector<bool> min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, int min_keep = 1);
 
 /// Min-p (HF): softmax, then remove what min_p_keep drops; min_p = 0 disables.
 /// Introduced in chapter 03.
+/// @throws Error if min_p is outside [0, 1]
 void apply_min_p(xt::xtensor<float, 1>& logits, float min_p, int min_keep = 1);
 
 /// Number of tokens with a finite logit (the surviving candidate set). Introduced in chapter 03.
