@@ -15,7 +15,10 @@
    uses the pair. Problems are named by file:line.
 4. Every exercise has tests (Catch2 cases named "exID ...", listed by the exercise_tests_NN
    binaries in the build folder) and every test belongs to an exercise.
-5. Every solution passes its exercise's tests (CTest label "course").
+5. Every solution passes its exercise's tests (CTest label "course"), run as ./grade runs them
+   (its runner, under its limits), each with at least 5 times headroom under the CPU-time limit
+   ./grade gives it (the floor, or 10 times the time recorded in tests/course/test_seconds.json,
+   which --record-seconds writes from the run).
 6. Every test fails against the untouched stubs (CTest label "student"): a stub that passes is a
    broken exercise. Skipped, with a note, when exercises/ has local changes (a student's work).
 7. Every stub, filled in with its worked answer, compiles (no build needed, only a compiler): the
@@ -27,6 +30,7 @@ The site-marker rules have their own tests: /usr/bin/python3 tests/course/test_c
 import argparse
 import glob
 import json
+import math
 import os
 import posixpath
 import re
@@ -318,18 +322,54 @@ def exercises_pristine() -> bool:
     return out.returncode == 0 and out.stdout.strip() == ""
 
 
-def check_solutions_and_stubs(c: Checks, build_dir: str) -> None:
-    print("solutions (every test must pass):")
-    solutions = run_ctest(build_dir, "course")
-    c.check(len(solutions) > 0, "solution tests ran")
-    for name, ok in sorted(solutions.items()):
-        c.check(ok, f"{name} passes", f"see: ctest --test-dir {build_dir} -R '{re.escape(name)}' --output-on-failure")
+def load_grade():
+    """The ./grade script as a module (its runner and limits)."""
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import module_from_spec, spec_from_loader
+    loader = SourceFileLoader("grade", os.path.join(ROOT, "grade"))
+    module = module_from_spec(spec_from_loader("grade", loader))
+    loader.exec_module(module)
+    return module
+
+
+def run_graded(build_dir: str, label: str):
+    """Run the tests with this CTest label as ./grade runs them (its runner and limits)."""
+    grade = load_grade()
+    listed = subprocess.run(["ctest", "--test-dir", build_dir, "-L", f"^{label}$", "--show-only=json-v1"],
+                            capture_output=True, text=True, check=False).stdout
+    specs = grade.parse_test_list(listed[listed.find("{"):]) if "{" in listed else []
+    return grade, grade.run_tests(specs, 2)
+
+
+def check_solutions_and_stubs(c: Checks, build_dir: str, record_seconds: bool = False) -> None:
+    print("solutions (every test must pass under ./grade's limits, with 5x headroom in CPU time):")
+    grade, results = run_graded(build_dir, "course")
+    c.check(len(results) > 0, "solution tests ran")
+    for r in sorted(results, key=lambda r: r.name):
+        c.check(r.outcome == "pass", f"{r.name} passes",
+                "\n        ".join(grade.describe_failure(r)[:8]) if r.outcome != "pass" else "")
+    seconds = grade.solution_seconds()
+    for r in results:
+        name = grade.test_name(r.name)
+        limit = grade.limits_for(name, seconds).cpu
+        c.check(r.cpu * 5 <= limit, f"{name}: needs {r.cpu:.2f} s of CPU, ./grade gives {limit} s",
+                f"less than 5 times headroom: record what it needs in {os.path.relpath(grade.SECONDS_FILE, ROOT)} "
+                f"(tests/course/check_course.py --record-seconds), or make it faster")
+    if record_seconds:
+        slow = {grade.test_name(r.name): math.ceil(r.cpu * 10) / 10 for r in results if r.cpu > grade.LIMITS.cpu / 10}
+        doc = {"about": "CPU seconds the worked solution needs, for each exercise test that needs more than a "
+                        "tenth of ./grade's CPU-time floor (Limits.cpu): ./grade gives such a test 10 times this. "
+                        "Written by tests/course/check_course.py --record-seconds (with OPENBLAS_NUM_THREADS=1).",
+               "seconds": dict(sorted(slow.items()))}
+        with open(grade.SECONDS_FILE, "w", encoding="utf-8") as f:
+            f.write(json.dumps(doc, indent=2) + "\n")
+        print(f"  wrote {os.path.relpath(grade.SECONDS_FILE, ROOT)}: {len(slow)} slow tests")
     print("stubs (every test must fail):")
     if not exercises_pristine():
         print("  skip  exercises/ has local changes (your work?): the stub check runs on a clean checkout")
         return
     stubs = run_ctest(build_dir, "student")
-    c.check(len(stubs) == len(solutions), "the stubs are tested by the same tests as the solutions")
+    c.check(len(stubs) == len(results), "the stubs are tested by the same tests as the solutions")
     for name, ok in sorted(stubs.items()):
         c.check(not ok, f"{name} fails against the untouched stub",
                 "a stub that passes its test is a broken exercise: make the test demand the real answer")
@@ -338,7 +378,9 @@ def check_solutions_and_stubs(c: Checks, build_dir: str) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default="build-tests", help="a build of the default configuration (stubs)")
-    ap.add_argument("--no-build", action="store_true", help="only the checks that need no build (1-3)")
+    ap.add_argument("--no-build", action="store_true", help="only the checks that need no build (1-3, 7)")
+    ap.add_argument("--record-seconds", action="store_true",
+                    help="write tests/course/test_seconds.json from this run's solution tests (CPU time)")
     args = ap.parse_args()
     build_dir = os.path.abspath(args.build_dir)
     with open(os.path.join(ROOT, "exercises", "manifest.json"), encoding="utf-8") as f:
@@ -352,7 +394,7 @@ def main() -> int:
         print("  skip  tests, solutions and stubs (--no-build)")
     else:
         check_test_names(c, manifest, build_dir)
-        check_solutions_and_stubs(c, build_dir)
+        check_solutions_and_stubs(c, build_dir, args.record_seconds)
     print(f"course checks: {c.passed} passed, {c.failed} failed")
     return 1 if c.failed else 0
 

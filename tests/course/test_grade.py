@@ -73,7 +73,7 @@ def live_runs():
     names = subprocess.run([str(exe), "--list-test-names-only"], capture_output=True, text=True).stdout
     specs = [grade.TestSpec(f"student:{n.strip()}", [str(exe), n.strip(), "--warn", "NoTests"], str(folder))
              for n in names.splitlines() if n.strip()]
-    results = grade.run_tests(specs, 2, LIVE_LIMITS)
+    results = grade.run_tests(specs, 2, LIVE_LIMITS, seconds={})
     for r in results:           # as if the program had been built in the student's repository
         r.report = r.report.replace(str(FIXTURES / "runs.cpp"), f"{ROOT}/tests/exercises/runs.cpp")
     return {r.name: r for r in results}
@@ -151,6 +151,17 @@ class Runs(unittest.TestCase):
     def test_prefix_with_or_without_the_space(self):
         self.assertEqual(grade.test_name("student:ex00.1 a b"), "ex00.1 a b")
         self.assertEqual(grade.test_name("student: ex00.1 a b"), "ex00.1 a b")
+        self.assertEqual(grade.test_name("solution:ex00.1 a b"), "ex00.1 a b")
+
+    def test_a_slow_test_gets_ten_times_what_its_solution_needs(self):
+        floor = grade.Limits(cpu=5, wall=60)
+        seconds = {"ex01.2 slow": 4.57, "ex01.2 quick": 0.2}
+        self.assertEqual(grade.limits_for("ex01.2 slow", seconds, floor), grade.Limits(cpu=46, wall=276))
+        self.assertEqual(grade.limits_for("ex01.2 quick", seconds, floor), floor)
+        self.assertEqual(grade.limits_for("ex09.9 unknown", seconds, floor), floor)
+        self.assertEqual(grade.solution_seconds("/nonexistent/file.json"), {})
+        recorded = grade.solution_seconds()      # the course's own file
+        self.assertTrue(recorded and all(isinstance(v, (int, float)) and v > 0 for v in recorded.values()))
 
     def test_a_program_that_cannot_start(self):
         spec = grade.TestSpec("student:ex00.1 x", ["/nonexistent/program"])
