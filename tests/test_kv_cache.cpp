@@ -274,3 +274,17 @@ TEST_CASE("the cache refuses what does not fit with a fix", "[kv][errors]") {
     CHECK_THROWS_WITH(model().decode({mc.vocab_size}, {1}, cache), Catch::Contains("outside the vocabulary"));
     CHECK(cache.bytes() == kv_cache_bytes(mc.n_layer, 4, mc.n_embd, 4, 2));
 }
+
+TEST_CASE("the vectorised GELU equals the tanh formula in double", "[kv][kernels]") {
+    std::vector<float> x;
+    for (int i = -4000; i <= 4000; ++i) x.push_back(static_cast<float>(i) / 100.0f);  // -40 .. 40
+    x.insert(x.end(), {1e-30f, -1e-30f, 1e4f, -1e4f, 3e12f, -3e12f});
+    std::vector<float> y = x;
+    gelu_in_place(y.data(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        const double v = x[i], u = std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v);
+        const double want = 0.5 * v * (1.0 + std::tanh(u));
+        INFO("gelu(" << v << ")");
+        CHECK(y[i] == Approx(want).epsilon(2e-6).margin(1e-12));
+    }
+}
