@@ -5,6 +5,7 @@
 #   tools/install-deps.sh --docs       # also the course site and its browser test (CI uses it)
 #   tools/install-deps.sh --reference  # also python3-torch & co., to retrain the model or
 #                                      # regenerate the golden files (tests/reference/)
+#   tools/install-deps.sh --fuzz       # also clang and libFuzzer, for tests/fuzz/ (CI uses it)
 # The options combine.
 # Runs apt-get as root (or through sudo). README.md says why each package is needed.
 set -euo pipefail
@@ -24,6 +25,9 @@ for arg in "$@"; do
     --reference)
       packages+=(python3-torch python3-regex python3-numpy libopenblas0-pthread fortunes)
       ;;
+    --fuzz)
+      packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)  # libFuzzer + ASan runtimes; OpenMP for clang
+      ;;
     --docs)
       packages+=(
         doxygen                               # API reference: headers -> XML
@@ -36,7 +40,7 @@ for arg in "$@"; do
       )
       ;;
     *)
-      echo "install-deps: unknown option '$arg' (use --docs and/or --reference)" >&2
+      echo "install-deps: unknown option '$arg' (use --docs, --fuzz and/or --reference)" >&2
       exit 2
       ;;
   esac
