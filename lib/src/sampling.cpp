@@ -215,7 +215,6 @@ int count_candidates(const xt::xtensor<float, 1>& logits) {
     return n;
 }
 
-// [ch04:repetition]
 void apply_repetition_penalty(xt::xtensor<float, 1>& logits, const std::vector<int>& seen, float theta) {
     const std::set<int> distinct(seen.begin(), seen.end());
     for (int id : distinct) {
@@ -223,18 +222,14 @@ void apply_repetition_penalty(xt::xtensor<float, 1>& logits, const std::vector<i
         z = z > 0 ? z / theta : z * theta;  // dividing a negative logit would RAISE its probability
     }
 }
-// [/ch04:repetition]
 
-// [ch04:presence-frequency]
 void apply_presence_frequency(xt::xtensor<float, 1>& logits, const std::vector<int>& output, float presence,
                               float frequency) {
     std::map<int, int> count;
     for (int id : output) ++count[id];
     for (const auto& [id, c] : count) logits(static_cast<size_t>(id)) -= frequency * static_cast<float>(c) + presence;
 }
-// [/ch04:presence-frequency]
 
-// [ch04:no-repeat-ngram]
 void apply_no_repeat_ngram(xt::xtensor<float, 1>& logits, const std::vector<int>& sequence, int n) {
     if (n <= 0) return;
     const size_t len = sequence.size(), m = static_cast<size_t>(n) - 1;  // m = prefix length
@@ -247,6 +242,5 @@ void apply_no_repeat_ngram(xt::xtensor<float, 1>& logits, const std::vector<int>
         }
     }
 }
-// [/ch04:no-repeat-ngram]
 
 }  // namespace decodebook

@@ -109,7 +109,7 @@ int count_candidates(const xt::xtensor<float, 1>& logits);
 
 // ---------------------------------------------------------------------------------- chapter 04
 
-/// Repetition penalty (CTRL, sign-aware, as HF/vLLM/llama.cpp): for each distinct token in
+/// Repetition penalty (CTRL's, with the sign fix of HF, vLLM and llama.cpp): for each distinct token in
 /// `seen`, z / theta if z > 0, else z * theta. theta > 1 discourages repeats. Applied once per
 /// token whatever its count. Introduced in chapter 04.
 void apply_repetition_penalty(xt::xtensor<float, 1>& logits, const std::vector<int>& seen, float theta);
