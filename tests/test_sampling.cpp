@@ -13,6 +13,7 @@
 #include "decodebook/generate.hpp"
 #include "decodebook/rng.hpp"
 #include "decodebook/sampling.hpp"
+#include "decodebook/terminal.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;
@@ -391,4 +392,42 @@ TEST_CASE("candidate sets after the chain equal the independent reference", "[sa
             CHECK(p(static_cast<size_t>(expected[i])) == Approx(probs[i]).margin(c["tolerance"].get<double>()));
         }
     }
+}
+
+TEST_CASE("the watched sampler picks what make_sampler picks and records where the coin fell", "[sampling][ch02]") {
+    GenerationConfig config;
+    config.do_sample = true;
+    config.temperature = 0.7f;
+    config.top_k = 5;
+    const std::vector<int> prompt{1, 2}, generated{};
+    const DecodeContext context{prompt, generated};
+    const Sampler plain = make_sampler(config, 7);
+    std::vector<CoinStep> seen;
+    const Sampler watched = make_watched_sampler(config, 7, seen);
+    Rng noise(3);
+    const LogitsChain chain(config);
+    for (int step = 0; step < 50; ++step) {
+        Vec z = xt::zeros<float>({12});
+        for (float& v : z) v = static_cast<float>(4 * noise.coin());
+        const int a = plain(z, context), b = watched(z, context);
+        INFO("step " << step);
+        REQUIRE(seen.size() == static_cast<size_t>(step + 1));
+        const CoinStep& c = seen.back();
+        CHECK(a == b);
+        CHECK(c.token == b);
+        CHECK_FALSE(c.greedy);
+        CHECK(c.from <= c.coin);
+        CHECK(c.coin < c.to);
+        CHECK(c.processed == softmax(chain.apply(z, context))(static_cast<size_t>(b)));
+        CHECK(c.raw == softmax(z)(static_cast<size_t>(b)));
+        CHECK(c.to - c.from == Approx(c.processed).margin(1e-6));
+    }
+    config.temperature = 0.0f;  // greedy: the coin is drawn but not used
+    std::vector<CoinStep> greedy_seen;
+    const Sampler greedy_watched = make_watched_sampler(config, 7, greedy_seen);
+    const Vec z{0.5f, 2.0f, 1.0f};
+    CHECK(greedy_watched(z, context) == 1);
+    REQUIRE(greedy_seen.size() == 1);
+    CHECK(greedy_seen[0].greedy);
+    CHECK(greedy_seen[0].raw == softmax(z)(1));
 }

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
                                         "Temperature and sampling: z / T, softmax, a coin, and the Gumbel-max trick.",
                                         "The best way to");
     info.csv_columns = "temperature,rank,id,token,probability";
+    info.defaults.temperature = 0.7f;  // "your settings": a common chat temperature, so the coin's p differs from the raw one
     const CommandLine opt = parse_command_line(argc, argv, info);
     return run_program([&] {
         const Session session = open_session(opt);

@@ -33,7 +33,6 @@ void remove_unkept(xt::xtensor<float, 1>& logits, const std::vector<bool>& keep)
 
 }  // namespace
 
-// [ch02:softmax]
 xt::xtensor<float, 1> softmax(const xt::xtensor<float, 1>& logits) {
     float max = kRemoved;
     for (float z : logits) max = std::max(max, z);
@@ -51,7 +50,6 @@ xt::xtensor<float, 1> softmax(const xt::xtensor<float, 1>& logits) {
     for (float& v : p) v = static_cast<float>(v / sum);
     return p;
 }
-// [/ch02:softmax]
 
 double entropy(const xt::xtensor<float, 1>& probs) {
     double h = 0;
@@ -60,13 +58,10 @@ double entropy(const xt::xtensor<float, 1>& probs) {
     return h;
 }
 
-// [ch02:temperature]
 void apply_temperature(xt::xtensor<float, 1>& logits, float temperature) {
     for (float& z : logits) z /= temperature;
 }
-// [/ch02:temperature]
 
-// [ch02:sample]
 std::vector<int> candidate_order(const xt::xtensor<float, 1>& probs) {
     std::vector<int> ids;
     for (size_t i = 0; i < probs.size(); ++i)
@@ -91,7 +86,6 @@ int sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin) {
     }
     return order.back();  // coin * total rounded up to the total
 }
-// [/ch02:sample]
 
 std::vector<int> top_ids(const xt::xtensor<float, 1>& probs, size_t n) {
     std::vector<int> order = candidate_order(probs);
