@@ -1,15 +1,9 @@
 // Exercise 00.1 - Take the last position's logits.          Chapter 00: the naive decode loop
 //
-// Gpt2::forward returns logits of shape (T, V): row t scores every possible token that could
-// follow ids[0..t]. To choose the NEXT token you only need the last row, t = T - 1.
-//
-//   logits (T = 3, V = 4)        result (V = 4)
-//   [[1, 2, 3, 4],
-//    [5, 6, 7, 8],        ->     [9, 10, 11, 12]
-//    [9, 10, 11, 12]]
-//
-// You may use anything from xtensor (xt::view, xt::all) or plain loops over logits(t, v).
-// Graded by: ./grade 00   (tests in tests/exercises/test_00_naive_loop.cpp)
+// Contract: given the logits Gpt2::forward returns, shape (T, V) with T >= 1, return a copy of
+// the scores for the token that comes after the whole sequence, shape (V).
+// Tests (./grade 00, tests/exercises/test_00_naive_loop.cpp): a 3 x 4 matrix of known values;
+// a single position (T = 1); the embedded model's logits for a real prompt.
 #include "decodebook/exercises.hpp"
 
 #include <xtensor/xview.hpp>
@@ -17,7 +11,7 @@
 namespace decodebook {
 
 xt::xtensor<float, 1> your_last_position_logits(const xt::xtensor<float, 2>& logits) {
-    // TODO: return a copy of the last row of `logits` (shape (V)).
+    // TODO: return the scores for the next token, as the contract above says.
     (void)logits;
     throw NotImplemented("00.1 (your_last_position_logits)", "exercises/00-naive-loop/last_position.cpp");
 }

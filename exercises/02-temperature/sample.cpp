@@ -1,17 +1,12 @@
 // Exercise 02.3 - Inverse-CDF sampling.                     Chapter 02: temperature and sampling
 //
-// Draw a token from `probs` with one coin in [0, 1):
-//   1. the candidates are the ids with probability > 0, ordered by probability (largest first)
-//      and then by id (smallest first) -- decodebook::candidate_order gives you that order;
-//   2. total = the sum of their probabilities (they need not add up to exactly 1);
-//   3. walk them in order, adding up probability in a double; return the first id whose running
-//      sum is GREATER than coin * total; if rounding lets you reach the end, return the last one.
-//
-//   probs [0.25, 0.5, 0.25]: order 1, 0, 2; running sums 0.5, 0.75, 1.0
-//   coin 0.3 -> 1      coin 0.5 -> 0      coin 0.9 -> 2
-//
+// Contract: return the token that inverse-CDF sampling with this coin in [0, 1) draws from
+// `probs`, exactly as decodebook does it (chapter 02's page): the candidates are the ids with
+// probability > 0 in decodebook::candidate_order (probability desc, id asc); `probs` need not
+// sum to exactly 1; a coin that rounding carries past the end gives the last candidate.
+// Tests (./grade 02): probs [0.25, 0.5, 0.25, 0] at coins 0, 0.3, 0.5, 0.74, 0.75, 0.99 (ids 1,
+// 1, 0, 0, 2, 2); probs [0.5, 1.5] that do not sum to 1; the reference's seeded draws on the model.
 // Do not call decodebook::sample_inverse_cdf: that is the answer.
-// Graded by: ./grade 02
 #include "decodebook/exercises.hpp"
 
 #include "decodebook/sampling.hpp"
@@ -19,7 +14,7 @@
 namespace decodebook {
 
 int your_sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin) {
-    // TODO: walk candidate_order(probs), return the first id whose running sum exceeds coin * total.
+    // TODO: the token this coin draws, as the contract above says.
     (void)probs, (void)coin;
     throw NotImplemented("02.3 (your_sample_inverse_cdf)", "exercises/02-temperature/sample.cpp");
 }
