@@ -12,14 +12,11 @@
 
 namespace decodebook {
 
-// [ch00:last-position]
 xt::xtensor<float, 1> last_position_logits(const xt::xtensor<float, 2>& logits) {
     const size_t T = logits.shape(0);
     return xt::view(logits, T - 1, xt::all());
 }
-// [/ch00:last-position]
 
-// [ch01:argmax]
 int argmax(const xt::xtensor<float, 1>& logits) {
     size_t best = 0;
     for (size_t i = 1; i < logits.size(); ++i) {
@@ -27,7 +24,6 @@ int argmax(const xt::xtensor<float, 1>& logits) {
     }
     return static_cast<int>(best);
 }
-// [/ch01:argmax]
 
 void check_generation_request(const ModelConfig& config, const std::vector<int>& prompt, const StopRule& stop) {
     if (prompt.empty()) {
@@ -53,7 +49,6 @@ void check_generation_request(const ModelConfig& config, const std::vector<int>&
     }
 }
 
-// [ch00:naive-loop]
 std::vector<int> generate_naive(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop,
                                 const Picker& pick, const StepCallback& on_step) {
     check_generation_request(model.config(), prompt, stop);
@@ -85,13 +80,10 @@ std::vector<int> generate_naive(const Gpt2& model, const std::vector<int>& promp
     }
     return generated;
 }
-// [/ch00:naive-loop]
 
-// [ch01:greedy]
 std::vector<int> greedy_generate(const Gpt2& model, const std::vector<int>& prompt, const StopRule& stop,
                                  const StepCallback& on_step) {
     return generate_naive(model, prompt, stop, argmax, on_step);
 }
-// [/ch01:greedy]
 
 }  // namespace decodebook
