@@ -2,19 +2,45 @@
 //
 //   decodebook-random-model DIR [--gpt2-small] [--seed N] [--dtype f32|f16|bf16]
 //
-// Writes DIR/config.json and DIR/model.safetensors (Hugging Face names and orientation). With
-// --gpt2-small the shape is openai-community/gpt2's (124M parameters, ~250 MB in f16): the
-// loader's test at full size and, later, the benchmark model. Without it, the embedded model's
-// shape. No tokenizer is written: feed token ids directly.
+// Writes DIR/config.json, DIR/model.safetensors (Hugging Face names and orientation) and a
+// tokenizer of the model's vocabulary size (vocab.json, merges.txt: made by rule, not trained),
+// so every chapter and tool runs on the folder. With --gpt2-small the shape is
+// openai-community/gpt2's (124M parameters, ~250 MB in f16): the loader's test at full size and
+// the benchmark model. Without it, the embedded model's shape.
+#include <charconv>
 #include <cstdio>
-#include <cstring>
+#include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <system_error>
 
 #include "decodebook/error.hpp"
 #include "decodebook/random_model.hpp"
 
 using namespace decodebook;
+
+namespace {
+
+constexpr const char* kUsage = "usage: decodebook-random-model DIR [--gpt2-small] [--seed N] [--dtype f32|f16|bf16]";
+
+[[noreturn]] void usage_error(const std::string& problem, const std::string& fix) {
+    std::fprintf(stderr, "error: %s\n  fix: %s\n  see: decodebook-random-model --help\n", problem.c_str(), fix.c_str());
+    std::exit(2);
+}
+
+// The folder to write: made if missing; refused (not thrown through) when it cannot be a folder.
+void make_folder(const std::string& dir) {
+    namespace fs = std::filesystem;
+    const std::string fix = "give a folder that exists or can be created, and is writable";
+    std::error_code ec;
+    const fs::file_status st = fs::status(dir, ec);
+    if (st.type() == fs::file_type::directory) return;
+    if (fs::exists(st)) throw Error("'" + dir + "' exists and is not a folder", fix);
+    fs::create_directories(dir, ec);
+    if (ec) throw Error("cannot make the folder '" + dir + "': " + ec.message(), fix);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     std::string dir;
@@ -27,37 +53,44 @@ int main(int argc, char** argv) {
         const std::string a = argv[i];
         const bool has_value = i + 1 < argc;
         if (a == "--help" || a == "-h") {
-            std::printf("usage: decodebook-random-model DIR [--gpt2-small] [--seed N] [--dtype f32|f16|bf16]\n");
+            std::printf("%s\nWrites config.json, model.safetensors, vocab.json and merges.txt into DIR (made if missing).\n"
+                        "  --gpt2-small   openai-community/gpt2's shape (124M parameters, vocabulary 50257)\n"
+                        "  --seed N       seed of the weights, a whole number in [0, 2^64) (default 1)\n"
+                        "  --dtype T      f32, f16 or bf16 (default f16)\n",
+                        kUsage);
             return 0;
         } else if (a == "--gpt2-small") {
             config = gpt2_small_config();
-        } else if (a == "--seed" && has_value) {
-            seed = std::strtoull(argv[++i], nullptr, 10);
-        } else if (a == "--dtype" && has_value) {
+        } else if ((a == "--seed" || a == "--dtype") && !has_value) {
+            usage_error(a + " needs a value", "e.g. " + a + (a == "--seed" ? " 7" : " f32"));
+        } else if (a == "--seed") {
+            const std::string text = argv[++i];
+            const char* end = text.data() + text.size();
+            const auto [ptr, ec] = std::from_chars(text.data(), end, seed);
+            if (text.empty() || ec != std::errc() || ptr != end) {
+                usage_error("--seed = " + text + " is invalid: it must be a whole number in [0, 2^64)", "e.g. --seed 7");
+            }
+        } else if (a == "--dtype") {
             const std::string d = argv[++i];
             if (d == "f32") dtype = DType::F32;
             else if (d == "f16") dtype = DType::F16;
             else if (d == "bf16") dtype = DType::BF16;
-            else { std::fprintf(stderr, "decodebook-random-model: --dtype must be f32, f16 or bf16\n"); return 2; }
-        } else if (a[0] != '-' && dir.empty()) {
+            else usage_error("--dtype = " + d + " is invalid: it must be f32, f16 or bf16", "e.g. --dtype f32");
+        } else if (!a.empty() && a[0] != '-' && dir.empty()) {
             dir = a;
         } else {
-            std::fprintf(stderr, "decodebook-random-model: unexpected argument '%s' (see --help)\n", a.c_str());
-            return 2;
+            usage_error("unexpected argument '" + a + "'", kUsage);
         }
     }
-    if (dir.empty()) {
-        std::fprintf(stderr, "decodebook-random-model: give the folder to write (see --help)\n");
-        return 2;
-    }
+    if (dir.empty()) usage_error("give the folder to write", kUsage);
     try {
-        std::filesystem::create_directories(dir);
+        make_folder(dir);
         write_random_gpt2(dir, config, seed, dtype);
-        std::printf("wrote %s/config.json and %s/model.safetensors (%d layers, width %d, vocabulary %d)\n", dir.c_str(),
+        std::printf("wrote %s/config.json, model.safetensors, vocab.json and merges.txt (%d layers, width %d, vocabulary %d)\n",
                     dir.c_str(), config.n_layer, config.n_embd, config.vocab_size);
         return 0;
     } catch (const Error& e) {
-        std::fprintf(stderr, "decodebook-random-model: error: %s\n", e.what());
+        std::fprintf(stderr, "error: %s\n", e.what());
         return 1;
     }
 }

@@ -95,7 +95,7 @@ TEST_CASE("the loader handles a GPT-2 small shaped model with HF's extra tensors
     // HF's own files may prefix names with "transformer." and hold tensors decodebook ignores
     TensorMap renamed;
     for (const auto& [name, value] : t) renamed.emplace("transformer." + name, value);
-    renamed.emplace("transformer.h.0.attn.bias", xt::xarray<float>::from_shape({1, 1, 4, 4}));
+    renamed.emplace("transformer.h.0.attn.bias", xt::zeros<float>({1, 1, 4, 4}));
     save_safetensors(dir.file("model.safetensors"), renamed, DType::F16);
     save_config(dir.file("config.json"), c);
 

@@ -1,11 +1,14 @@
 // GPT-2's byte-level BPE (chapter 00): hand-computed merges, the reference's ids, bad files.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
+#include "decodebook/config.hpp"
 #include "decodebook/error.hpp"
+#include "decodebook/random_model.hpp"
 #include "decodebook/tokenizer.hpp"
 #include "golden.hpp"
 
@@ -98,4 +101,54 @@ TEST_CASE("token ids match the independent reference on varied text", "[tokenize
         CHECK(t.encode(text) == expected);
         CHECK(t.decode(expected) == golden::from_hex(c["decoded_hex"]));
     }
+}
+
+TEST_CASE("an empty merges.txt and a folder or device as a tokenizer file are refused", "[tokenizer][errors]") {
+    golden::TempDir dir;
+    write_tiny_tokenizer(dir, "");
+    CHECK_THAT(load_error(dir), Catch::Contains("merges.txt' holds no merges"));
+    write_tiny_tokenizer(dir, "#version: 0.2\n\n");
+    CHECK_THAT(load_error(dir), Catch::Contains("holds no merges"));
+    write_tiny_tokenizer(dir);
+    std::filesystem::remove(dir.file("vocab.json"));
+    std::filesystem::create_symlink("/dev/urandom", dir.file("vocab.json"));  // used to read until memory ran out
+    CHECK_THAT(load_error(dir), Catch::Contains("vocab.json' is not a regular file"));
+    std::filesystem::remove(dir.file("vocab.json"));
+    std::filesystem::create_directory(dir.file("vocab.json"));
+    CHECK_THAT(load_error(dir), Catch::Contains("vocab.json' is a folder, not a file"));
+}
+
+TEST_CASE("a vocabulary whose size differs from config.json's vocab_size is refused", "[tokenizer][errors]") {
+    golden::TempDir dir;
+    write_tiny_tokenizer(dir);  // 260 ids
+    ModelConfig c;
+    c.vocab_size = 260; c.n_positions = 8; c.n_embd = 4; c.n_layer = 1; c.n_head = 2; c.eos_token_id = 259;
+    save_config(dir.file("config.json"), c);
+    CHECK(load_error(dir) == "(no error)");
+    for (int size : {259, 300}) {
+        c.vocab_size = size;
+        c.eos_token_id = 258;
+        save_config(dir.file("config.json"), c);
+        CHECK_THAT(load_error(dir), Catch::Contains("holds 260 tokens but config.json's vocab_size is " + std::to_string(size)));
+    }
+}
+
+TEST_CASE("write_gpt2_tokenizer makes a tokenizer of exactly the model's size that round-trips", "[tokenizer][random-model]") {
+    golden::TempDir dir;
+    REQUIRE_THROWS_WITH(write_gpt2_tokenizer(dir.path.string(), 257), Catch::Contains("at least 258 ids"));
+    for (int size : {258, 2048, 50257}) {
+        write_gpt2_tokenizer(dir.path.string(), size);
+        const Tokenizer t = Tokenizer::load(dir.path.string());
+        CHECK(t.vocab_size() == size);
+        CHECK(t.eot_id() == size - 1);  // <|endoftext|> last, as in GPT-2
+        CHECK(t.token_bytes(0) == "!");  // GPT-2's order: printable bytes first
+        const std::string text = "The best way to eat an apple\n\tis\xe2\x80\x94 at 3 o'clock<|endoftext|>\xff!";
+        const std::vector<int> ids = t.encode(text);
+        CHECK(t.decode(ids) == text);
+        if (size == 258) CHECK(ids.size() == text.size() - 13);  // one id per byte but " e" (of " eat") and the EOT
+    }
+    // With merges, a word after a space is built left to right: " t", " th", " the".
+    const Tokenizer t = Tokenizer::load(dir.path.string());
+    CHECK(t.encode(" the").size() == 1);
+    CHECK(t.encode("the best").size() < 8);
 }

@@ -1,53 +1,76 @@
 // Chapter 00: the model's shape.
 #include "decodebook/config.hpp"
 
+#include <cstdint>
 #include <fstream>
+#include <limits>
 
 #include <nlohmann/json.hpp>
 
 #include "decodebook/error.hpp"
+#include "decodebook/paths.hpp"
 
 namespace decodebook {
 
 ModelConfig load_config(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) {
-        throw Error("cannot open model config '" + path + "'",
-                    "pass --model DIR with a folder holding config.json, model.safetensors, "
-                    "vocab.json and merges.txt");
-    }
+    const std::string text = read_small_file(path, "model config", 1u << 20,
+                                             "pass --model DIR with a folder holding config.json, model.safetensors, "
+                                             "vocab.json and merges.txt");
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(in);
+        j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {
         throw Error("'" + path + "' is not valid JSON (" + e.what() + ")", "repair or re-export config.json");
     }
     const auto fix = std::string("config.json must hold HF GPT2Config keys: vocab_size, n_positions (or n_ctx), "
                                  "n_embd, n_layer, n_head");
-    const auto positive = [&](const char* key, const char* fallback = nullptr) {
+    if (!j.is_object()) throw Error("'" + path + "' is not a JSON object of GPT2Config keys", fix);
+    // A whole number in [1, most]: the caps keep every tensor size and the schema itself sane.
+    const auto positive = [&](const char* key, long long most, const char* fallback = nullptr) {
         const char* k = j.contains(key) ? key : fallback;
         if (!k || !j.contains(k)) throw Error("'" + path + "' has no '" + key + "'", fix);
-        if (!j[k].is_number_integer() || j[k].get<long long>() <= 0 || j[k].get<long long>() > (1 << 24)) {
-            throw Error("'" + path + "': '" + k + "' must be a positive integer", fix);
+        const nlohmann::json& v = j[k];
+        if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(most)) ||
+            v.get<long long>() <= 0 || v.get<long long>() > most) {
+            throw Error("'" + path + "': '" + k + "' is " + v.dump() + " but must be a whole number in [1, " +
+                            std::to_string(most) + "]",
+                        fix);
         }
-        return j[k].get<int>();
+        return v.get<int>();
     };
     ModelConfig c;
-    c.vocab_size = positive("vocab_size");
-    c.n_positions = positive("n_positions", "n_ctx");
-    c.n_embd = positive("n_embd");
-    c.n_layer = positive("n_layer");
-    c.n_head = positive("n_head");
+    c.vocab_size = positive("vocab_size", 1 << 24);
+    c.n_positions = positive("n_positions", 1 << 20, "n_ctx");
+    c.n_embd = positive("n_embd", 1 << 16);
+    c.n_layer = positive("n_layer", 1024);
+    c.n_head = positive("n_head", 1 << 16);
     if (c.n_embd % c.n_head != 0) {
         throw Error("'" + path + "': n_embd " + std::to_string(c.n_embd) + " is not divisible by n_head " +
                         std::to_string(c.n_head),
                     fix);
     }
+    if (j.contains("n_ctx") && j.contains("n_positions") && j["n_ctx"] != j["n_positions"]) {
+        throw Error("'" + path + "': n_ctx " + j["n_ctx"].dump() + " differs from n_positions " +
+                        j["n_positions"].dump(),
+                    "GPT-2 has one context length: make n_ctx equal n_positions (or drop it)");
+    }
+    // n_inner: the MLP's width; null means 4 * n_embd, the only width decodebook's GPT-2 has.
+    if (j.contains("n_inner") && !j["n_inner"].is_null() &&
+        !(j["n_inner"].is_number_integer() && j["n_inner"].get<long long>() == 4LL * c.n_embd)) {
+        throw Error("'" + path + "': n_inner " + j["n_inner"].dump() + " is not supported (decodebook's GPT-2 MLP is "
+                        "4 * n_embd = " + std::to_string(4 * c.n_embd) + " wide)",
+                    "use a GPT-2 with n_inner null or " + std::to_string(4 * c.n_embd));
+    }
     if (j.contains("layer_norm_epsilon")) {
-        if (!j["layer_norm_epsilon"].is_number() || j["layer_norm_epsilon"].get<double>() <= 0) {
-            throw Error("'" + path + "': layer_norm_epsilon must be a positive number", fix);
+        // Stored as a float: it must stay a positive normal float (1e-50 would become 0, 1e300 inf).
+        const nlohmann::json& eps = j["layer_norm_epsilon"];
+        const double most = 1.0, least = std::numeric_limits<float>::min();
+        if (!eps.is_number() || !(eps.get<double>() >= least && eps.get<double>() <= most)) {
+            throw Error("'" + path + "': layer_norm_epsilon " + eps.dump() + " must be a number in [1.2e-38, 1] "
+                            "(it is stored as a float; GPT-2 uses 1e-05)",
+                        fix);
         }
-        c.layer_norm_epsilon = j["layer_norm_epsilon"].get<float>();
+        c.layer_norm_epsilon = eps.get<float>();
     }
     if (j.contains("activation_function") && j["activation_function"] != "gelu_new" &&
         j["activation_function"] != "gelu_pytorch_tanh") {
@@ -55,11 +78,28 @@ ModelConfig load_config(const std::string& path) {
                         " is not supported (decodebook implements GPT-2's tanh GELU, \"gelu_new\")",
                     "use a GPT-2 model");
     }
-    if (j.contains("eos_token_id") && j["eos_token_id"].is_number_integer()) {
-        c.eos_token_id = j["eos_token_id"].get<int>();
-        if (c.eos_token_id < 0 || c.eos_token_id >= c.vocab_size) {
-            throw Error("'" + path + "': eos_token_id is outside the vocabulary", fix);
+    // Attention variants of GPT2Config that decodebook's GPT-2 does not implement.
+    const auto must_be = [&](const char* key, bool wanted) {
+        if (j.contains(key) && j[key] != wanted) {
+            throw Error("'" + path + "': " + key + " " + j[key].dump() + " is not supported (decodebook's GPT-2 has " +
+                            key + " " + (wanted ? "true" : "false") + ")",
+                        "use a GPT-2 model");
         }
+    };
+    must_be("scale_attn_weights", true);
+    must_be("scale_attn_by_inverse_layer_idx", false);
+    must_be("reorder_and_upcast_attn", false);
+    must_be("add_cross_attention", false);
+    must_be("tie_word_embeddings", true);
+    if (j.contains("eos_token_id") && !j["eos_token_id"].is_null()) {
+        const nlohmann::json& eos = j["eos_token_id"];
+        if (!eos.is_number_integer() || eos.get<long long>() < 0 || eos.get<long long>() >= c.vocab_size ||
+            (eos.is_number_unsigned() && eos.get<uint64_t>() >= static_cast<uint64_t>(c.vocab_size))) {
+            throw Error("'" + path + "': eos_token_id " + eos.dump() + " must be a whole number in [0, " +
+                            std::to_string(c.vocab_size - 1) + "] (an id of the vocabulary) or null",
+                        "write it as a number, e.g. \"eos_token_id\": " + std::to_string(c.vocab_size - 1));
+        }
+        c.eos_token_id = eos.get<int>();
     }
     return c;
 }

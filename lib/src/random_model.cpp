@@ -1,8 +1,16 @@
 // Chapter 00: random GPT-2 weights of any shape, for testing the loader at GPT-2 small's size.
 #include "decodebook/random_model.hpp"
 
+#include <deque>
+#include <fstream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decodebook/error.hpp"
 #include "decodebook/model.hpp"
 #include "decodebook/rng.hpp"
+#include "decodebook/tokenizer.hpp"
 
 namespace decodebook {
 
@@ -33,9 +41,54 @@ TensorMap random_gpt2_tensors(const ModelConfig& c, uint64_t seed) {
     return t;
 }
 
+void write_gpt2_tokenizer(const std::string& dir, int vocab_size) {
+    if (vocab_size < 258) {
+        throw Error("a GPT-2 tokenizer needs at least 258 ids (256 bytes, one merge and <|endoftext|>), not " +
+                        std::to_string(vocab_size),
+                    "use a vocab_size of at least 258");
+    }
+    const std::vector<std::string> symbols = gpt2_byte_symbols();
+    nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
+    // ids 0-255: the printable bytes first, then the others, as GPT-2's vocab.json numbers them
+    int id = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int b = 0; b < 256; ++b) {
+            const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+            if (printable == (pass == 0)) vocab[symbols[static_cast<size_t>(b)]] = id++;
+        }
+    }
+    // The merges, breadth first: words that start with a space (" e", " t", ..., " ee", " et", ...)
+    // grow by one letter, in English letter frequency order. Growing on the right only, from the
+    // space, lets BPE build each word left to right; every merged token is new (a word has one
+    // parent: itself minus its last letter).
+    const std::string letters = "etaoinshrdlcumwfgypbvkjxqz";
+    std::deque<std::string> grow{symbols[static_cast<unsigned char>(' ')]};
+    std::string merges = "#version: 0.2\n";
+    const int n_merges = vocab_size - 257;
+    for (int made = 0; made < n_merges;) {
+        const std::string left = grow.front();
+        grow.pop_front();
+        for (size_t i = 0; i < letters.size() && made < n_merges; ++i, ++made) {
+            const std::string& right = symbols[static_cast<unsigned char>(letters[i])];
+            merges += left + " " + right + "\n";
+            vocab[left + right] = id++;
+            grow.push_back(left + right);
+        }
+    }
+    vocab["<|endoftext|>"] = id++;
+    const auto write = [](const std::string& path, const std::string& text) {
+        std::ofstream out(path, std::ios::binary);
+        out << text;
+        if (!out.flush()) throw Error("cannot write '" + path + "'", "check that the folder exists and is writable");
+    };
+    write(dir + "/vocab.json", vocab.dump());
+    write(dir + "/merges.txt", merges);
+}
+
 void write_random_gpt2(const std::string& dir, const ModelConfig& config, uint64_t seed, DType dtype) {
     save_config(dir + "/config.json", config);
     save_safetensors(dir + "/model.safetensors", random_gpt2_tensors(config, seed), dtype);
+    write_gpt2_tokenizer(dir, config.vocab_size);
 }
 
 }  // namespace decodebook

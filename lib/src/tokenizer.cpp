@@ -4,13 +4,15 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
-#include <fstream>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "decodebook/config.hpp"
 #include "decodebook/error.hpp"
+#include "decodebook/paths.hpp"
 #include "decodebook/utf8.hpp"
 
 namespace decodebook {
@@ -39,15 +41,11 @@ void append_utf8(std::string& out, uint32_t cp) {
     }
 }
 
+constexpr uint64_t kMaxTokenizerFile = 64u << 20;  // GPT-2's files are 1 MB and 0.5 MB
+
 std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw Error("cannot open tokenizer file '" + path + "'",
-                    "the model folder needs vocab.json and merges.txt (GPT-2 format); pass --model DIR");
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return read_small_file(path, "tokenizer file", kMaxTokenizerFile,
+                           "the model folder needs vocab.json and merges.txt (GPT-2 format); pass --model DIR");
 }
 
 }  // namespace
@@ -147,6 +145,22 @@ Tokenizer Tokenizer::load(const std::string& model_dir) {
                         "vocab.json and merges.txt must come from the same tokenizer");
         }
         t.merges_.try_emplace({l->second, r->second}, rank++, m->second);
+    }
+    if (t.merges_.empty()) {
+        throw Error("'" + merges_path + "' holds no merges",
+                    "a GPT-2 merges.txt lists one merge per line ('left right'); re-export the tokenizer");
+    }
+    // The model's own size: a smaller vocabulary fails mid-generation, a larger one feeds the model
+    // ids it has no embedding for. (A folder without config.json is a tokenizer alone: nothing to match.)
+    const std::string config_path = model_dir + "/config.json";
+    std::error_code ec;
+    if (std::filesystem::exists(config_path, ec)) {
+        const ModelConfig config = load_config(config_path);
+        if (config.vocab_size != t.vocab_size()) {
+            throw Error("'" + vocab_path + "' holds " + std::to_string(t.vocab_size()) + " tokens but config.json's "
+                            "vocab_size is " + std::to_string(config.vocab_size),
+                        "vocab.json, merges.txt and config.json must come from the same model");
+        }
     }
     int err = 0;
     PCRE2_SIZE offset = 0;

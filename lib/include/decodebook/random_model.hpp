@@ -18,8 +18,18 @@ ModelConfig gpt2_small_config();
 /// Introduced in chapter 00.
 TensorMap random_gpt2_tensors(const ModelConfig& config, uint64_t seed);
 
-/// Write config.json and model.safetensors for random weights into `dir` (which must exist).
-/// Introduced in chapter 00.
+/// Write a GPT-2 byte-level BPE tokenizer of exactly `vocab_size` ids into `dir` (vocab.json and
+/// merges.txt), made by a fixed rule rather than trained: ids 0-255 are the bytes in GPT-2's order,
+/// then one merge per id growing a word that starts with a space by one letter at a time
+/// (breadth first: " e", " t", ..., " ee", " et", ...), and `<|endoftext|>` is the last id, as in
+/// GPT-2.
+/// Any text encodes (every byte has its token) and decodes back to itself. Introduced in chapter 00.
+/// @throws Error when vocab_size < 258 (the 256 bytes, one merge and `<|endoftext|>`) or a file
+/// cannot be written.
+void write_gpt2_tokenizer(const std::string& dir, int vocab_size);
+
+/// Write config.json, model.safetensors and a tokenizer (write_gpt2_tokenizer) for random weights
+/// into `dir` (which must exist): every chapter and tool runs on the folder. Introduced in chapter 00.
 void write_random_gpt2(const std::string& dir, const ModelConfig& config, uint64_t seed, DType dtype);
 
 }  // namespace decodebook
