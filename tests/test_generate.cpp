@@ -213,7 +213,11 @@ TEST_CASE("the knob table parses and checks every knob from text", "[config]") {
     CHECK_THAT(message("temperature", "hot"), Catch::Contains("--temperature needs a number, got 'hot'"));
     CHECK_THAT(message("temperature", "nan"), Catch::Contains("temperature = nan is invalid"));
     CHECK_THAT(message("top-k", "2.5"), Catch::Contains("--top-k needs a whole number"));
-    CHECK_THAT(message("seed", "-1"), Catch::Contains("--seed needs a whole number"));
+    CHECK_THAT(message("seed", "-1"), Catch::Contains("seed = -1 is invalid: it must be in [0, 2^64)"));
+    CHECK_THAT(message("seed", "5 extra"), Catch::Contains("--seed needs a whole number, got '5 extra'"));
+    CHECK_THAT(message("temperature", "1e39"), Catch::Contains("temperature = 1e39 is invalid: it is beyond a float's range"));
+    CHECK_THAT(message("temperature", "2e-38"), Catch::Contains("temperature = 2e-38 is invalid: it must be 0 (greedy) or a number >= 0.001"));
+    CHECK_THAT(message("top-k", "0.7"), Catch::Contains("fix: e.g. --top-k 0"));
     CHECK_THAT(message("order", "ollama"), Catch::Contains("hf, llama.cpp, vllm"));
     CHECK_THAT(message("penalty-scope", "output"), Catch::Contains("prompt_and_output, output_only, last_n"));
     CHECK_THAT(message("do-sample", "yes"), Catch::Contains("true or false"));

@@ -124,6 +124,7 @@ int main(int argc, char** argv) {
                                         "A computer is");
     info.defaults.max_new_tokens = 24;
     info.csv_columns = "step,rank,id,token,probability,top_k,top_p,min_p,entropy";
+    info.lookahead = kScanned - 1;  // part 2 walks kScanned greedy steps: the prompt must leave room, whatever -n is
     const CommandLine opt = parse_command_line(argc, argv, info);
     return run_program([&] {
         const Session session = open_session(opt);

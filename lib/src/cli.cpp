@@ -2,8 +2,13 @@
 // and the decoding flags come from the knob table (generation_config.hpp), never spelled here.
 #include "decodebook/cli.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <system_error>
+
+#include <unistd.h>
 
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
@@ -11,6 +16,7 @@
 #include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
 #include "decodebook/paths.hpp"
+#include "decodebook/safetensors.hpp"
 
 namespace decodebook {
 namespace {
@@ -30,6 +36,29 @@ const char* group_name(KnobGroup g) {
         case KnobGroup::Beams: return "beam search";
     }
     return "";
+}
+
+// The --csv file must be writable before the program runs: its folder exists and is writable, and
+// the path is not a folder or a read-only file. Nothing is created here.
+void check_writable_file(const std::string& path) {
+    namespace fs = std::filesystem;
+    const std::string fix = "pass --csv with a path in a folder that exists and is writable";
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (st.type() == fs::file_type::directory) throw Error("the --csv file '" + path + "' is a folder", fix);
+    if (fs::exists(st)) {
+        if (::access(path.c_str(), W_OK) != 0) throw Error("cannot write the --csv file '" + path + "': it is read-only", fix);
+        return;
+    }
+    fs::path folder = fs::path(path).parent_path();
+    if (folder.empty()) folder = ".";
+    const fs::file_status dir = fs::status(folder, ec);
+    if (dir.type() != fs::file_type::directory) {
+        throw Error("cannot write the --csv file '" + path + "': folder '" + folder.string() + "' does not exist", fix);
+    }
+    if (::access(folder.c_str(), W_OK) != 0) {
+        throw Error("cannot write the --csv file '" + path + "': folder '" + folder.string() + "' is not writable", fix);
+    }
 }
 
 [[noreturn]] void usage_error(const std::string& program, const std::string& message) {
@@ -73,7 +102,8 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
                     "default: $DECODEBOOK_MODEL, else " + builtin_model_dir(),
          cxxopts::value<std::string>()->default_value(""))
         ("show-steps", "print a table of every step: step, id, token, logit, probability, ms")
-        ("show-config", "print every decoding parameter this command line gives, then exit");
+        ("show-config", "print every decoding parameter this command line gives, then exit")
+        ("verbose", "print notes on standard error, e.g. the checkpoint's tensors the model does not read")
     if (!info.csv_columns.empty()) {
         options.add_options()("csv", "write the program's data as CSV to FILE (columns: " + info.csv_columns + ")",
                               cxxopts::value<std::string>()->default_value(""), "FILE");
@@ -147,14 +177,20 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         }
         if (!info.default_prompt.empty()) cl.prompt = result["prompt"].as<std::string>();
         cl.model_dir = resolve_model_dir(result["model"].as<std::string>());
+        if (!info.csv_columns.empty()) {
+            cl.csv = result["csv"].as<std::string>();
+            if (!cl.csv.empty()) check_writable_file(cl.csv);  // before the run, not after it
+        }
     } catch (const Error& e) {
         std::cerr << "error: " << e.what() << std::endl;
         std::exit(2);
     }
+    if (result.count("verbose")) set_load_notes(&std::cerr);
+    cl.program = info.program;
+    cl.lookahead = info.lookahead;
     cl.show_steps = result.count("show-steps") > 0;
     cl.show_chain = takes(info, KnobGroup::Sampling) && result.count("show-chain") > 0;
     cl.interactive = info.interactive && result.count("interactive") > 0;
-    if (!info.csv_columns.empty()) cl.csv = result["csv"].as<std::string>();
     for (const ExtraOption& e : info.extra) cl.extra[e.flag] = result[e.flag].as<std::string>();
     return cl;
 }
@@ -163,6 +199,14 @@ Session open_session(const CommandLine& cl) {
     Session s{Gpt2::load(cl.model_dir), Tokenizer::load(cl.model_dir), {}, cl.config};
     s.prompt = s.tokenizer.encode(cl.prompt);
     check_generation_request(s.model.config(), s.prompt, {cl.config.max_new_tokens, -1});
+    const long room = static_cast<long>(s.model.config().n_positions) - cl.lookahead;
+    if (cl.lookahead > 0 && static_cast<long>(s.prompt.size()) > room) {
+        throw Error("the prompt has " + std::to_string(s.prompt.size()) + " tokens, but " + cl.program +
+                        " continues it by " + std::to_string(cl.lookahead) +
+                        " tokens for its demonstrations, and the model's context holds " +
+                        std::to_string(s.model.config().n_positions),
+                    "shorten --prompt to at most " + std::to_string(std::max(room, 1L)) + " tokens");
+    }
     return s;
 }
 

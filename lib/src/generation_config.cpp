@@ -1,8 +1,11 @@
 // Chapters 02-04: the knob table. Each decoding parameter is one row here and nowhere else.
 #include "decodebook/generation_config.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <type_traits>
 #include <limits>
 #include <stdexcept>
 
@@ -67,26 +70,52 @@ std::string number_text(double v) {
     throw Error(name + " = " + value + " is invalid: it must be " + rule, "pass --" + flag + " with a value " + rule);
 }
 
-// Strict text -> number: the whole text must be one number of the member's type.
+// Strict text -> number: the whole text must be one number of the member's type (no spaces, no
+// sign on the unsigned seed). Text that is a number but does not fit the type is refused with the
+// knob's rule, never as "not a number"; `example` is a valid value for the fix.
 template <class T>
-T parse_number(const std::string& flag, const std::string& text) {
-    const bool whole = std::is_integral_v<T>;
-    const std::string kind = whole ? "a whole number" : "a number";
-    try {
-        size_t used = 0;
-        T value{};
-        if constexpr (std::is_same_v<T, float>) {
-            value = std::stof(text, &used);
-        } else if constexpr (std::is_same_v<T, int>) {
-            value = std::stoi(text, &used);
-        } else {
-            if (!text.empty() && text[0] == '-') throw std::invalid_argument("negative");
-            value = static_cast<T>(std::stoull(text, &used));
+T parse_number(const std::string& name, const std::string& flag, const std::string& text, const std::string& rule,
+               const std::string& example) {
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    const auto not_a_number = [&] {
+        return Error("--" + flag + " needs " + (std::is_integral_v<T> ? "a whole number" : "a number") + ", got '" +
+                         text + "'",
+                     "e.g. --" + flag + " " + example);
+    };
+    if (text.empty()) throw not_a_number();
+    if constexpr (std::is_same_v<T, float>) {
+        double value = 0;
+        const auto [end, ec] = std::from_chars(first, last, value);
+        if (ec == std::errc::result_out_of_range && end == last) {  // beyond even a double, either way
+            value = std::abs(std::strtod(text.c_str(), nullptr)) >= 1 ? HUGE_VAL : 1e-300;
+        } else if (ec != std::errc() || end != last) {
+            throw not_a_number();
         }
-        if (used != text.size()) throw std::invalid_argument("trailing text");
-        return value;
-    } catch (const std::exception&) {
-        throw Error("--" + flag + " needs " + kind + ", got '" + text + "'", "e.g. --" + flag + (whole ? " 3" : " 0.7"));
+        if (std::isfinite(value) ? std::abs(value) > std::numeric_limits<float>::max() : value == HUGE_VAL) {
+            throw Error(name + " = " + text + " is invalid: it is beyond a float's range (about 3.4e38); it must be " +
+                            rule,
+                        "pass --" + flag + " with a value " + rule);
+        }
+        if (value != 0 && std::abs(value) < std::numeric_limits<float>::min()) {
+            throw Error(name + " = " + text + " is invalid: it is too close to 0 for a float (below 1.2e-38); it must be " +
+                            rule,
+                        "pass --" + flag + " with a value " + rule);
+        }
+        return static_cast<float>(value);
+    } else {
+        using Wide = std::conditional_t<std::is_signed_v<T>, long long, unsigned long long>;
+        Wide value = 0;
+        const bool negative_unsigned = !std::is_signed_v<T> && text[0] == '-';
+        const auto [end, ec] = std::from_chars(negative_unsigned ? first + 1 : first, last, value);
+        if (ec == std::errc::invalid_argument || end != last) throw not_a_number();
+        bool out_of_range = negative_unsigned || ec == std::errc::result_out_of_range;
+        if constexpr (sizeof(T) < sizeof(Wide)) {
+            out_of_range = out_of_range || value < static_cast<Wide>(std::numeric_limits<T>::min()) ||
+                           value > static_cast<Wide>(std::numeric_limits<T>::max());
+        }
+        if (out_of_range) invalid(name, flag, text, rule);
+        return static_cast<T>(value);
     }
 }
 
@@ -105,8 +134,9 @@ Knob number(std::string name, std::string flag, KnobGroup group, std::string hel
         if constexpr (std::is_same_v<T, float>) return number_text(c.*member);
         else return std::to_string(c.*member);
     };
+    const std::string example = k.get(GenerationConfig{});  // the default: valid by construction
     k.set = [=](GenerationConfig& c, const std::string& text) {
-        const T value = parse_number<T>(flag, text);
+        const T value = parse_number<T>(name, flag, text, rule, example);
         if (!ok(value)) invalid(name, flag, text, rule);
         c.*member = value;
     };
@@ -149,7 +179,8 @@ Knob eos_knob() {
             size_t start = 0;
             while (start <= text.size()) {
                 const size_t comma = std::min(text.find(',', start), text.size());
-                const int id = parse_number<int>("eos-token-id", text.substr(start, comma - start));
+                const int id = parse_number<int>("eos_token_id", "eos-token-id", text.substr(start, comma - start),
+                                                 rule, "2047,50256 (or model, or none)");
                 if (id < 0) invalid("eos_token_id", "eos-token-id", text, rule);
                 ids.push_back(id);
                 start = comma + 1;
@@ -228,7 +259,8 @@ std::vector<Knob> make_table() {
     sample.valid = [](const C&) { return true; };
     t.push_back(sample);
     t.push_back(number<float>("temperature", "temperature", G::Sampling, "z / T when sampling",
-                              &C::temperature, [=](float v) { return finite(v) && v >= 0; }, ">= 0 (0 = greedy)", true));
+                              &C::temperature, [=](float v) { return finite(v) && (v == 0 || v >= 1e-3f); },
+                              "0 (greedy) or a number >= 0.001", true));
     t.push_back(number<int>("top_k", "top-k", G::Sampling, "keep the k most likely (ties kept)", &C::top_k,
                             [](int v) { return v >= 0; }, ">= 0 (0 = off)", true));
     t.push_back(number<float>("top_p", "top-p", G::Sampling, "keep the smallest set of likeliest tokens with this mass", &C::top_p,

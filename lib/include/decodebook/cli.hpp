@@ -38,6 +38,10 @@ struct ProgramInfo {
     std::string csv_columns{};
     bool interactive = false;             ///< offers `--interactive` (decodebook-generate's REPL)
     std::vector<ExtraOption> extra{};     ///< options of this program only
+    /// Positions the program itself runs past the prompt, whatever `-n` is (e.g. chapter 03 walks
+    /// 15 greedy steps to find a peaked and a flat step): open_session refuses, before any output,
+    /// a prompt that leaves no room for them, with a message about the prompt.
+    int lookahead = 0;
 };
 
 /// A chapter from 02 on: it takes every knob and samples by default (sampling is its subject).
@@ -54,6 +58,8 @@ struct CommandLine {
     bool interactive = false;    ///< `-i, --interactive` (with ProgramInfo::interactive)
     std::string csv;             ///< `--csv FILE` (with ProgramInfo::csv_columns); empty: no file
     std::map<std::string, std::string> extra;  ///< ProgramInfo::extra, by flag
+    std::string program;         ///< ProgramInfo::program
+    int lookahead = 0;           ///< ProgramInfo::lookahead
     /// An extra option as a whole number in [lo, hi]. Introduced in chapter 04.
     /// @throws Error naming the flag and the range.
     int extra_int(const std::string& flag, int lo, int hi) const;
@@ -75,7 +81,8 @@ struct Session {
 };
 
 /// Load the model and tokenizer, encode the prompt and refuse a bad request (empty prompt,
-/// prompt + max_new_tokens beyond the context) before any output. Introduced in chapter 02.
+/// prompt + max_new_tokens or prompt + the program's lookahead beyond the context) before any
+/// output. Introduced in chapter 02.
 /// @throws Error from loading or from check_generation_request.
 Session open_session(const CommandLine& command_line);
 
