@@ -1,0 +1,355 @@
+#!/usr/bin/python3
+"""The bad-input matrix: every bad model folder, file, parameter and prompt of issue 11 gets a
+clear error, a non-zero exit and no partial output.
+
+    /usr/bin/python3 tests/bad_inputs.py --bin-dir BUILD [--case NAME ...]   (default: every case)
+    /usr/bin/python3 tests/bad_inputs.py --list                            (the case names)
+
+Each case builds its own broken copy of the embedded model folder (or bad command line) in a
+temporary folder, runs one program on it with a time limit (a hang fails), and checks
+  - the exit code (the exact one where the programs promise it: 2 for a bad option or model
+    folder, 1 for a refused request or a bad model file),
+  - that nothing was printed on standard output before the error (no partial output),
+  - the first line of the message (standard error, blank lines skipped), and where given the
+    `  fix:` line after it.
+A few cases check that a good input the programs used to refuse now works (the expected exit
+code is 0 and the pattern is matched against standard error, e.g. a --verbose note).
+tests/CMakeLists.txt registers one CTest test per case (label "chapter"), so tools/run-tests.sh
+and CI run them all. Exit status 0 when every selected case passed, 1 otherwise.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MODEL = os.path.join(ROOT, "models", "fortunes-gpt2")
+TIMEOUT = 60  # seconds; every case takes well under one (a hang used to read /dev/urandom forever)
+
+
+# ---- fixtures -----------------------------------------------------------------------------------
+
+def model_copy(tmp):
+    """A copy of the embedded model folder that a case may break."""
+    d = os.path.join(tmp, "model")
+    shutil.copytree(MODEL, d)
+    return d
+
+
+def read_st(path):
+    with open(path, "rb") as f:
+        raw = f.read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    return json.loads(raw[8:8 + n]), raw[8 + n:]
+
+
+def write_st(path, header, data, header_len=None):
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text) if header_len is None else header_len) + text + data)
+
+
+def edit_json(path, **changes):
+    with open(path) as f:
+        j = json.load(f)
+    j.update(changes)
+    with open(path, "w") as f:
+        json.dump(j, f)
+
+
+def replace_with(path, target):
+    """Make `path` a symlink to `target` (a device), or a folder when target is None."""
+    os.remove(path)
+    if target is None:
+        os.mkdir(path)
+    else:
+        os.symlink(target, path)
+
+
+def resized_vocab(d, size):
+    """vocab.json of `size` ids (the first ids of the real one, <|endoftext|> last, made-up tokens
+    of byte symbols beyond), and the merges it still supports."""
+    with open(os.path.join(d, "vocab.json")) as f:
+        vocab = json.load(f)
+    by_id = sorted((i, t) for t, i in vocab.items() if t != "<|endoftext|>")
+    keep = [t for _, t in by_id[:size - 1]]
+    n = 0
+    while len(keep) < size - 1:
+        keep.append("zzq" + str(n))
+        n += 1
+    new = {t: i for i, t in enumerate(keep)}
+    new["<|endoftext|>"] = size - 1
+    with open(os.path.join(d, "vocab.json"), "w") as f:
+        json.dump(new, f)
+    with open(os.path.join(d, "merges.txt")) as f:
+        lines = f.read().splitlines()
+    kept = [l for l in lines if l.startswith("#") or
+            (len(l.split(" ")) == 2 and all(x in new for x in l.split(" ") + [l.replace(" ", "")]))]
+    with open(os.path.join(d, "merges.txt"), "w") as f:
+        f.write("\n".join(kept) + "\n")
+
+
+def weights(d):
+    return os.path.join(d, "model.safetensors")
+
+
+def st_edit(d, fn):
+    """Rewrite model.safetensors through fn(header, data) -> (header, data)."""
+    header, data = read_st(weights(d))
+    header, data = fn(header, data)
+    write_st(weights(d), header, data)
+
+
+def overlap(header, data):
+    # two tensors of the same byte size, the later one moved onto the earlier one's bytes
+    a, b = "h.0.ln_1.weight", "h.0.ln_2.weight"
+    assert header[a]["data_offsets"][0] < header[b]["data_offsets"][0]
+    header[b]["data_offsets"] = list(header[a]["data_offsets"])
+    return header, data
+
+
+def with_nan(header, data):
+    name = "h.1.mlp.c_fc.weight"
+    begin = header[name]["data_offsets"][0]
+    width = 2 if header[name]["dtype"] in ("F16", "BF16") else 4
+    nan = {"F16": b"\x00\x7e", "BF16": b"\xc0\x7f", "F32": b"\x00\x00\xc0\x7f"}[header[name]["dtype"]]
+    at = begin + 5 * width
+    return header, data[:at] + nan + data[at + width:]
+
+
+def with_mask_buffers(header, data):
+    # what older Hugging Face GPT-2 checkpoints carry: the causal mask as U8, per block
+    end = len(data)
+    for i in range(4):
+        header["h.%d.attn.bias" % i] = {"dtype": "U8", "shape": [1, 1, 256, 256],
+                                       "data_offsets": [end, end + 65536]}
+        end += 65536
+        data += bytes(65536)
+    return header, data
+
+
+def zero_element_huge(header, data):
+    header["empty"] = {"dtype": "F32", "shape": [0, 2 ** 63], "data_offsets": [len(data), len(data)]}
+    return header, data
+
+
+def huge_header_length(d):
+    header, data = read_st(weights(d))
+    write_st(weights(d), header, data, header_len=2 ** 63)
+
+
+def sparse_file(path, size):
+    os.remove(path)
+    with open(path, "wb") as f:
+        f.truncate(size)
+
+
+# ---- the cases ----------------------------------------------------------------------------------
+
+class Case:
+    def __init__(self, name, item, program, args, code, first, fix=None, setup=None, stdin=None, check_stdout=None):
+        self.name, self.item, self.program, self.args = name, item, program, args
+        self.code, self.first, self.fix, self.setup, self.stdin = code, first, fix, setup, stdin
+        self.check_stdout = check_stdout  # a REPL prints its errors on stdout: a pattern for it instead
+
+
+def model_case(name, item, change, code, first, program="chapter-00", args=(), fix=None):
+    """A case on a broken copy of the embedded model: change(d) breaks folder d."""
+    def setup(tmp):
+        d = model_copy(tmp)
+        change(d)
+        return ["--model", d, "-n", "2"] + list(args)
+    return Case(name, item, program, [], code, first, fix=fix, setup=setup)
+
+
+def symlink_loop(tmp):
+    loop = os.path.join(tmp, "loop")
+    os.symlink(loop, loop)
+    return ["--model", loop]
+
+
+def existing_file(tmp):
+    path = os.path.join(tmp, "file")
+    open(path, "w").close()
+    return [path]
+
+
+LONG_PROMPT = " ".join(["cat"] * 245)  # 246 tokens with the embedded tokenizer: fits 256 with -n 1
+
+CASES = [
+    # 7. crashes
+    Case("7 a symlink loop as --model", 7, "chapter-00", [], 2,
+         r"^error: model folder '.*loop' \(from --model\) cannot be read: Too many levels of symbolic links$",
+         fix=r"^  fix: pass --model DIR", setup=symlink_loop),
+    model_case("7 model.safetensors is a folder", 7, lambda d: replace_with(weights(d), None), 1,
+               r"^error: model weights '.*/model.safetensors' is a folder, not a file$"),
+    model_case("7 config.json is a folder", 7, lambda d: replace_with(os.path.join(d, "config.json"), None), 1,
+               r"^error: model config '.*/config.json' is a folder, not a file$"),
+    Case("7 random-model into a path under a file", 7, "decodebook-random-model", ["/etc/passwd/x"], 1,
+         r"^error: cannot make the folder '/etc/passwd/x': Not a directory$"),
+    Case("7 random-model onto an existing file", 7, "decodebook-random-model", [], 1,
+         r"^error: '.*/file' exists and is not a folder$", setup=existing_file),
+    Case("7 random-model into /proc", 7, "decodebook-random-model", ["/proc"], 1,
+         r"^error: cannot write '/proc/config.json'$"),
+    # 8. hangs: devices and oversized files are refused before reading
+    model_case("8 vocab.json linked to /dev/urandom", 8, lambda d: replace_with(os.path.join(d, "vocab.json"), "/dev/urandom"),
+               1, r"^error: tokenizer file '.*/vocab.json' is not a regular file \(a device, pipe or socket\)$"),
+    model_case("8 merges.txt linked to /dev/zero", 8, lambda d: replace_with(os.path.join(d, "merges.txt"), "/dev/zero"),
+               1, r"^error: tokenizer file '.*/merges.txt' is not a regular file"),
+    model_case("8 config.json linked to /dev/urandom", 8, lambda d: replace_with(os.path.join(d, "config.json"), "/dev/urandom"),
+               1, r"^error: model config '.*/config.json' is not a regular file"),
+    model_case("8 model.safetensors linked to /dev/zero", 8, lambda d: replace_with(weights(d), "/dev/zero"),
+               1, r"^error: model weights '.*/model.safetensors' is not a regular file"),
+    model_case("8 a 100 MB vocab.json", 8, lambda d: sparse_file(os.path.join(d, "vocab.json"), 100 << 20),
+               1, r"^error: tokenizer file '.*/vocab.json' is 104857600 bytes, more than the 67108864 such a file can sensibly hold$"),
+    # 9. undefined behaviour on malformed safetensors
+    model_case("9 a zero-element tensor with a 2^63 dimension", 9, lambda d: st_edit(d, zero_element_huge), 1,
+               r"^error: '.*/model.safetensors' is not a valid safetensors file: tensor 'empty': shape \[0,9223372036854775808\] is impossibly large$"),
+    model_case("9 a header length of 2^63", 9, huge_header_length, 1,
+               r"^error: '.*/model.safetensors' is not a valid safetensors file: header length 9223372036854775808 is larger than the file"),
+    # 10. silent accepts
+    model_case("10 overlapping data_offsets", 10, lambda d: st_edit(d, overlap), 1,
+               r"^error: '.*' is not a valid safetensors file: tensors 'h.0.ln_1.weight' and 'h.0.ln_2.weight' overlap \(data bytes \[[0-9]+, [0-9]+\) and \[[0-9]+, [0-9]+\)\)$"),
+    model_case("10 n_layer 2 on a 4-layer file", 10, lambda d: edit_json(os.path.join(d, "config.json"), n_layer=2), 1,
+               r"^error: '.*' holds blocks h.0 to h.3 \(4 layers\) but config.json says n_layer 2$",
+               fix=r"^  fix: config.json and model.safetensors must describe the same model: set n_layer to 4"),
+    model_case("10 n_inner other than 4 n_embd", 10, lambda d: edit_json(os.path.join(d, "config.json"), n_inner=100), 1,
+               r"^error: '.*/config.json': n_inner 100 is not supported \(decodebook's GPT-2 MLP is 4 \* n_embd = 768 wide\)$"),
+    model_case("10 an empty merges.txt", 10, lambda d: open(os.path.join(d, "merges.txt"), "w").close(), 1,
+               r"^error: '.*/merges.txt' holds no merges$"),
+    model_case("10 a vocab.json of 1000 tokens for vocab_size 2048", 10, lambda d: resized_vocab(d, 1000), 1,
+               r"^error: '.*/vocab.json' holds 1000 tokens but config.json's vocab_size is 2048$"),
+    model_case("10 a vocab.json of 3048 tokens for vocab_size 2048", 10, lambda d: resized_vocab(d, 3048), 1,
+               r"^error: '.*/vocab.json' holds 3048 tokens but config.json's vocab_size is 2048$"),
+    model_case("10 a NaN weight", 10, lambda d: st_edit(d, with_nan), 1,
+               r"^error: '.*/model.safetensors': tensor 'h.1.mlp.c_fc.weight' holds NaN at element 5 \(of 147456\)$"),
+    model_case("10 layer_norm_epsilon 1e-50", 10,
+               lambda d: edit_json(os.path.join(d, "config.json"), layer_norm_epsilon=1e-50), 1,
+               r"^error: '.*/config.json': layer_norm_epsilon 1e-50 must be a number in \[1.2e-38, 1\]"),
+    model_case("10 layer_norm_epsilon 1e300", 10,
+               lambda d: edit_json(os.path.join(d, "config.json"), layer_norm_epsilon=1e300), 1,
+               r"^error: '.*/config.json': layer_norm_epsilon 1e\+300 must be a number in \[1.2e-38, 1\]"),
+    model_case("10 eos_token_id as a string", 10, lambda d: edit_json(os.path.join(d, "config.json"), eos_token_id="2047"),
+               1, r"^error: '.*/config.json': eos_token_id \"2047\" must be a whole number in \[0, 2047\]",
+               fix=r"^  fix: write it as a number"),
+    # 11. unused tensors in a dtype we do not read are skipped and named under --verbose
+    model_case("11 U8 causal-mask buffers are skipped and noted", 11, lambda d: st_edit(d, with_mask_buffers), 0,
+               r"^note: .*: skipped 4 tensors the model does not read: h.0.attn.bias \(U8 \(1, 1, 256, 256\), a causal mask\);",
+               args=["--verbose"]),
+    # 12. chapter 03's demo walks greedy steps past the prompt: a prompt that fits -n 1 but leaves
+    # no room for them is refused up front, with a message about the user's prompt
+    Case("12 chapter-03 with a prompt that fits -n 1 but not its demo", 12, "chapter-03", ["-p", LONG_PROMPT, "-n", "1"], 1,
+         r"^error: the prompt has 246 tokens, but chapter-03 continues it by [0-9]+ tokens for its demonstrations, "
+         r"and the model's context holds 256$",
+         fix=r"^  fix: shorten --prompt to at most [0-9]+ tokens$"),
+    # 13. a tiny temperature
+    Case("13 --temperature 2e-38", 13, "decodebook-generate", ["--temperature", "2e-38"], 2,
+         r"^error: temperature = 2e-38 is invalid: it must be 0 \(greedy\) or a number >= 0.001$"),
+    Case("13 --temperature 1e-39 below a float", 13, "chapter-02", ["--temperature", "1e-39"], 2,
+         r"^error: temperature = 1e-39 is invalid: it is too close to 0 for a float"),
+    # 14. parameters
+    Case("14 --seed -1", 14, "decodebook-generate", ["--seed", "-1"], 2,
+         r"^error: seed = -1 is invalid: it must be in \[0, 2\^64\)$"),
+    Case("14 --seed 2^64", 14, "chapter-02", ["--seed", "18446744073709551616"], 2,
+         r"^error: seed = 18446744073709551616 is invalid: it must be in \[0, 2\^64\)$"),
+    Case("14 REPL :set seed 5 extra", 14, "decodebook-generate", ["--interactive"], 0, None,
+         stdin=":set seed 7\n:set seed 5 extra\n:show\n:quit\n",
+         check_stdout=r"error: --seed needs a whole number, got '5 extra'\n  fix: e.g. --seed [0-9]+\n> .*seed 7,"),
+    Case("14 --csv into a missing folder", 14, "chapter-00", ["--csv", "/nonexistent/x.csv"], 2,
+         r"^error: cannot write the --csv file '/nonexistent/x.csv': folder '/nonexistent' does not exist$",
+         fix=r"^  fix: pass --csv with a path in a folder that exists and is writable$"),
+    Case("14 --top-k 0.7", 14, "decodebook-generate", ["--top-k", "0.7"], 2,
+         r"^error: --top-k needs a whole number, got '0.7'$", fix=r"^  fix: e.g. --top-k 0$"),
+    Case("14 --max-new-tokens 2.5", 14, "chapter-01", ["--max-new-tokens", "2.5"], 2,
+         r"^error: --max-new-tokens needs a whole number, got '2.5'$", fix=r"^  fix: e.g. --max-new-tokens [0-9]+$"),
+    Case("14 --top-k 99999999999", 14, "decodebook-generate", ["--top-k", "99999999999"], 2,
+         r"^error: top_k = 99999999999 is invalid: it must be >= 0 \(0 = off\)$"),
+    Case("14 --temperature 1e39", 14, "decodebook-generate", ["--temperature", "1e39"], 2,
+         r"^error: temperature = 1e39 is invalid: it is beyond a float's range \(about 3.4e38\)"),
+    Case("14 random-model --seed abc", 14, "decodebook-random-model", ["DIR", "--seed", "abc"], 2,
+         r"^error: --seed = abc is invalid: it must be a whole number in \[0, 2\^64\)$", fix=r"^  fix: e.g. --seed 7$"),
+]
+
+
+# ---- running ------------------------------------------------------------------------------------
+
+def run_case(case, bin_dir):
+    tmp = tempfile.mkdtemp(prefix="decodebook-bad-")
+    try:
+        args = list(case.args)
+        if case.setup:
+            args = case.setup(tmp) + args
+        args = [os.path.join(tmp, "out") if a == "DIR" else a for a in args]
+        cmd = [os.path.join(bin_dir, case.program)] + args
+        try:
+            p = subprocess.run(cmd, input=(case.stdin or "").encode(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=TIMEOUT, cwd=tmp)
+        except subprocess.TimeoutExpired:
+            return ["hang: no exit within %d s" % TIMEOUT]
+        except OSError as e:
+            return ["cannot run %s: %s" % (cmd[0], e)]
+        out = p.stdout.decode(errors="replace")
+        err = p.stderr.decode(errors="replace")
+        problems = []
+        if p.returncode < 0:
+            problems.append("crash: killed by signal %d" % -p.returncode)
+        elif p.returncode != case.code:
+            problems.append("exit code %d, expected %d" % (p.returncode, case.code))
+        if case.check_stdout:
+            if not re.search(case.check_stdout, out):
+                problems.append("standard output does not match /%s/" % case.check_stdout)
+        else:
+            if case.code != 0 and out:
+                problems.append("partial output before the error: standard output holds %d bytes" % len(out))
+            lines = [l for l in err.splitlines() if l.strip()]
+            first = lines[0] if lines else ""
+            if not re.search(case.first, first):
+                problems.append("first line %r does not match /%s/" % (first, case.first))
+            if case.fix and not (len(lines) > 1 and re.search(case.fix, lines[1])):
+                problems.append("second line %r does not match /%s/" % (lines[1] if len(lines) > 1 else "", case.fix))
+        if problems:
+            problems.append("command: %s\nstdout (first 500 bytes): %s\nstderr (first 1000 bytes): %s"
+                            % (" ".join(cmd)[:600], out[:500], err[:1000]))
+        return problems
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bin-dir", help="folder holding chapter-NN and the decodebook-* tools")
+    ap.add_argument("--case", action="append", default=[], help="run only this case (repeatable)")
+    ap.add_argument("--list", action="store_true", help="print the case names, one a line, and exit")
+    a = ap.parse_args()
+    if a.list:
+        for c in CASES:
+            print(c.name)
+        return 0
+    if not a.bin_dir:
+        ap.error("--bin-dir is required")
+    a.bin_dir = os.path.abspath(a.bin_dir)
+    names = {c.name for c in CASES}
+    for n in a.case:
+        if n not in names:
+            print("unknown case %r (see --list)" % n, file=sys.stderr)
+            return 2
+    failed = 0
+    for c in CASES:
+        if a.case and c.name not in a.case:
+            continue
+        problems = run_case(c, a.bin_dir)
+        print(("FAIL " if problems else "ok   ") + "item %d: %s" % (c.item, c.name))
+        for p in problems:
+            print("     " + p.replace("\n", "\n     "))
+        failed += bool(problems)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
