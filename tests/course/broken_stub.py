@@ -8,10 +8,12 @@ Copies exercises/ to a temporary folder, puts a syntax error into the copy's
 -DDECODEBOOK_EXERCISES_DIR, and checks that
   (a) `cmake --build BUILD --target chapter-00` succeeds and `BUILD/chapter-00 --max-new-tokens 4`
       exits 0;
-  (b) `./grade --build-dir BUILD --json FILE` exits 0, reports every exercise of chapters 00-03 as
-      usual (the untouched stubs: "not started") and 04.1, 04.2, 04.3 as not compiling with the
-      broken file's first error under chapter 04, and its results.json has those three as
-      "error" entries scoring 0.
+  (b) `./grade --build-dir BUILD --json FILE` exits 0, reports every other exercise as usual (the
+      untouched stubs: "not started"), the exercise whose file is broken (04.1) as not compiling
+      with its first error under it, the other exercises of chapter 04 as not graded, and its
+      results.json has those as "error" entries scoring 0;
+  (c) in the same copy, a 01.1 stub that calls std::exit(0) scores nothing, and a 02.1 stub that
+      allocates 50 GB fails alone, within seconds, as out of memory.
 Whatever happens, the build folder is reconfigured back to the exercises folder it had (the
 repository's exercises/ by default), so it is left configured as it was; its next build relinks
 the exercise libraries from there. Only the exercise libraries, chapter-00 and the exercise test
@@ -39,6 +41,12 @@ INJECTED = "int broken_stub_injected_error = ;  // injected by tests/course/brok
 EXITING_ID = "01.1"
 EXITING_FILE = "01-greedy/argmax.cpp"
 EXITING_LINE = "    std::exit(0);  // injected by tests/course/broken_stub.py"
+# A third: a stub that allocates 50 GB. The grader's memory limit turns it into std::bad_alloc at
+# once: that exercise fails as out of memory, fast, and nothing else is affected.
+HOGGING_ID = "02.1"
+HOGGING_FILE = "02-temperature/softmax.cpp"
+HOGGING_FUNCTION = "your_softmax("
+HOGGING_LINE = "    std::vector<char> huge(50ull << 30); huge[1] = 1;  // injected by tests/course/broken_stub.py"
 
 
 def run(cmd, **kwargs):
@@ -90,6 +98,14 @@ def exit_in_stub(copy):
     path.write_text("#include <cstdlib>\n" + text[:body] + "\n" + EXITING_LINE + text[body:], encoding="utf-8")
 
 
+def allocate_in_stub(copy):
+    """Make the copy's 02.1 stub allocate 50 GB as its first statement."""
+    path = copy / HOGGING_FILE
+    text = path.read_text(encoding="utf-8")
+    body = text.index("{", text.index(HOGGING_FUNCTION)) + 1
+    path.write_text("#include <vector>\n" + text[:body] + "\n" + HOGGING_LINE + text[body:], encoding="utf-8")
+
+
 def check_chapter_00(checks, build_dir, jobs):
     done = run(["cmake", "--build", build_dir, "--target", "chapter-00", "-j", jobs])
     if not checks.check(done.returncode == 0, "chapter-00 builds while a chapter 04 stub does not compile",
@@ -107,23 +123,30 @@ def check_grade(checks, build_dir, jobs, results, line):
     lines = report.splitlines()
     failed_before = len(checks.failed)
     checks.check(done.returncode == 0, "./grade exits 0", f"    exit status {done.returncode}")
+    broken_id = next(ex["id"] for ex in manifest if f"exercises/{BROKEN_FILE}" in ex["files"])
     for ex in manifest:
-        if ex["chapter"] == BROKEN_CHAPTER:
+        if ex["id"] == broken_id:
             want = f"  ✗ {ex['id']} {ex['title']} (does not compile)"
-        elif ex["id"] == EXITING_ID:
+        elif ex["chapter"] == BROKEN_CHAPTER:
+            want = f"  ✗ {ex['id']} {ex['title']} (not graded: {broken_id} does not compile)"
+        elif ex["id"] in (EXITING_ID, HOGGING_ID):
             want = f"  ✗ {ex['id']} {ex['title']}"
             checks.check(any(l.startswith(want) and "not started" not in l for l in lines),
-                         f"the report says: {want.strip()} (its stub calls exit(0))")
+                         f"the report says: {want.strip()} (its stub {'calls exit(0)' if ex['id'] == EXITING_ID else 'allocates 50 GB'})")
             continue
         else:
             want = f"  ✗ {ex['id']} {ex['title']} (not started)"
         checks.check(want in lines, f"the report says: {want.strip()}")
+    greedy = report.split(f"  ✗ {HOGGING_ID} ", 1)[-1].split("\n  ✗ ", 1)[0]
+    checks.check("ran out of memory (std::bad_alloc)" in greedy,
+                 f"{HOGGING_ID}'s failure says it ran out of memory", "    " + greedy[:600])
     chapter = report.split(f"\nChapter {BROKEN_CHAPTER}:", 1)[-1]
     where = re.compile(rf"{re.escape(BROKEN_FILE)}:{line}:\d+: error: ")
     checks.check(any(where.search(l) for l in chapter.splitlines()),
                  f"chapter {BROKEN_CHAPTER} shows the injected error ({BROKEN_FILE}:{line})")
-    checks.check(f"  chapter {BROKEN_CHAPTER} does not compile: fix the first error above" in lines,
-                 f"chapter {BROKEN_CHAPTER} ends with 'fix the first error above'")
+    verdict = (f"  {broken_id} does not compile: fix the first error above (chapter {BROKEN_CHAPTER}'s tests run "
+               "once every file they use compiles)")
+    checks.check(verdict in lines, f"chapter {BROKEN_CHAPTER} ends with: {verdict.strip()}")
     checks.check(report.count(INJECTED.split(";")[0]) == 1, "the error is shown once")
     if len(checks.failed) > failed_before:
         print("./grade printed:\n" + tail(report, 150), flush=True)
@@ -137,11 +160,21 @@ def check_grade(checks, build_dir, jobs, results, line):
         by_exercise.setdefault(entry["exercise"], []).append(entry)
     for ex in manifest:
         entries = by_exercise.get(ex["id"], [])
-        if ex["chapter"] == BROKEN_CHAPTER:
+        if ex["id"] == broken_id:
             ok = ([(e["name"], e["status"], e["score"]) for e in entries] ==
                   [(f"ex{ex['id']} (does not compile)", "error", 0)]
                   and BROKEN_FILE in entries[0].get("message", ""))
             checks.check(ok, f"results.json: ex{ex['id']} is an 'error' entry with the compile error",
+                         "    " + json.dumps(entries, ensure_ascii=False)[:600])
+        elif ex["chapter"] == BROKEN_CHAPTER:
+            ok = ([(e["name"], e["status"], e["score"]) for e in entries] ==
+                  [(f"ex{ex['id']} (not graded)", "error", 0)]
+                  and entries[0].get("message", "").startswith(f"not graded: {broken_id} does not compile"))
+            checks.check(ok, f"results.json: ex{ex['id']} is a 'not graded' error entry naming {broken_id}",
+                         "    " + json.dumps(entries, ensure_ascii=False)[:600])
+        elif ex["id"] == HOGGING_ID:
+            ok = bool(entries) and all(e["status"] == "error" and e["score"] == 0 for e in entries)
+            checks.check(ok, f"results.json: ex{ex['id']} scores nothing, as errors (out of memory)",
                          "    " + json.dumps(entries, ensure_ascii=False)[:600])
         elif ex["id"] == EXITING_ID:
             ok = bool(entries) and all(e["status"] != "pass" and e["score"] == 0 for e in entries)
@@ -177,6 +210,7 @@ def main(argv=None):
         shutil.copytree(REPO / "exercises", copy)
         line = break_stub(copy)
         exit_in_stub(copy)
+        allocate_in_stub(copy)
         print(f"broken_stub: {BROKEN_FILE}:{line} of a copy in {copy} does not compile; "
               f"building {build_dir.name} against it", flush=True)
         try:
@@ -199,8 +233,8 @@ def main(argv=None):
     if checks.failed:
         print("FAIL: broken_stub: " + "; ".join(checks.failed))
     else:
-        print("PASS: broken_stub: a stub of chapter 04 that does not compile breaks only chapter 04, "
-              "and a stub that exits with code 0 scores nothing")
+        print("PASS: broken_stub: a stub of chapter 04 that does not compile breaks only chapter 04 and is "
+              "named, a stub that exits with code 0 scores nothing, and one that allocates 50 GB fails alone")
     print(f"broken_stub: {len(checks.passed)} passed, {len(checks.failed)} failed")
     return 1 if checks.failed else 0
 
