@@ -8,6 +8,7 @@
 // (--temperature --top-k --top-p --min-p), turns sampling on. Bad parameters print a clear error
 // and exit with code 2. Text streams as it is generated; tokens/s goes to stderr. With
 // --num-beams N > 1 it runs beam search (chapter 05) and prints each returned sequence with its score.
+// Both run on the KV cache (chapter 07): one position per step, as fast as this machine's memory allows.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "decodebook/beam_search.hpp"
+#include "decodebook/cached.hpp"
 #include "decodebook/chain.hpp"
 #include "decodebook/cli.hpp"
 #include "decodebook/error.hpp"
@@ -42,7 +44,7 @@ void run(const Session& session, const GenerationConfig& config, const Display& 
     check_generation_request(session.model.config(), ids, {config.max_new_tokens, -1});
     if (config.num_beams > 1) {  // beam search: its own loop (chapter 05), nothing to stream
         const auto start = std::chrono::steady_clock::now();
-        const std::vector<Hypothesis> hyps = beam_search(session.model, session.tokenizer, ids, config);
+        const std::vector<Hypothesis> hyps = beam_search_cached(session.model, session.tokenizer, ids, config);
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         for (size_t i = 0; i < hyps.size(); ++i) {
             std::cout << "[" << i + 1 << "] score " << hyps[i].score << ", sum of log-probs " << hyps[i].sum_logprobs
@@ -55,8 +57,8 @@ void run(const Session& session, const GenerationConfig& config, const Display& 
     }
     std::cout << prompt << std::flush;
     const auto start = std::chrono::steady_clock::now();
-    const Generation g = generate(session.model, session.tokenizer, ids, config, make_sampler(config, config.seed),
-                                  print_text_to(std::cout));
+    const Generation g = generate_cached(session.model, session.tokenizer, ids, config,
+                                         make_sampler(config, config.seed), print_text_to(std::cout));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "\n";
     if (display.show_steps) print_steps(std::cout, g.steps, session.tokenizer);
