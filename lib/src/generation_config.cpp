@@ -180,7 +180,7 @@ Knob eos_knob() {
             while (start <= text.size()) {
                 const size_t comma = std::min(text.find(',', start), text.size());
                 const int id = parse_number<int>("eos_token_id", "eos-token-id", text.substr(start, comma - start),
-                                                 rule, "2047,50256 (or model, or none)");
+                                                 rule, "0 (ids separated by commas), or model, or none");
                 if (id < 0) invalid("eos_token_id", "eos-token-id", text, rule);
                 ids.push_back(id);
                 start = comma + 1;
