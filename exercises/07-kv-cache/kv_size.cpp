@@ -17,6 +17,9 @@
 // sizes at and beyond 2^64).
 // Do not call decodebook::kv_cache_bytes or KvCache::bytes: they are the answer.
 // Graded by: ./grade 07
+#include <limits>
+
+#include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 
 namespace decodebook {

@@ -14,6 +14,9 @@
 // and bad sources refused with the rows untouched).
 // Do not call decodebook::reorder_rows or KvCache::reorder: they are the answer.
 // Graded by: ./grade 07
+#include <algorithm>
+
+#include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 
 namespace decodebook {

@@ -13,7 +13,7 @@ uint64_t your_kv_cache_bytes(int64_t n_layer, int64_t positions, int64_t width, 
     uint64_t bytes = 2;  // a key and a value
     for (int64_t factor : {n_layer, positions, width, bytes_per_value, rows}) {
         if (factor < 0)
-            throw Error("a KV-cache size needs counts >= 0, got " + std::to_string(factor), "pass sizes, not offsets");
+            throw Error(std::string("a KV-cache size needs counts >= 0, got ") + std::to_string(factor), "pass sizes, not offsets");
         const uint64_t f = static_cast<uint64_t>(factor);
         // bytes * f > max  <=>  bytes > max / f (f > 0): test before multiplying, never after
         if (f != 0 && bytes > std::numeric_limits<uint64_t>::max() / f)

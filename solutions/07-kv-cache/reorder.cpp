@@ -15,7 +15,7 @@ void your_reorder_rows(xt::xtensor<float, 3>& rows, const std::vector<int>& sour
                     "pass one source row per row");
     for (int s : source)
         if (s < 0 || static_cast<size_t>(s) >= R)
-            throw Error("source row " + std::to_string(s) + " does not exist", "pass rows 0.." + std::to_string(R - 1));
+            throw Error("source row " + std::to_string(s) + " does not exist", std::string("pass rows 0..") + std::to_string(R - 1));
     // Copying row by row in place would read rows already overwritten (source {1, 0} gives B B):
     // copy the old rows first, then write every row from that copy.
     const xt::xtensor<float, 3> old = rows;

@@ -97,7 +97,12 @@ std::vector<int> rows_held(const Rows& rows) {
     return held;
 }
 
-std::string show(const std::vector<int>& ids) { return "{" + golden::join(ids) + "}"; }
+std::string show(const std::vector<int>& ids) {
+    std::string out = "{";
+    out += golden::join(ids);
+    out += "}";
+    return out;
+}
 
 void check_reorder(size_t R, const std::vector<int>& source) {
     Rows rows = numbered_rows(R, 3, 4);
