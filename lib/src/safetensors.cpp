@@ -7,7 +7,6 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <regex>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -309,15 +308,23 @@ TensorMap load_gpt2_tensors(const std::string& path, const ModelConfig& config) 
         by_name.erase(it);
     }
     // 2. The rest: the causal-mask buffers and a tied lm_head are skipped; anything else is named.
-    const std::regex mask_buffer(R"(h\.[0-9]+\.attn\.(bias|masked_bias))");
-    const std::regex block(R"(h\.([0-9]+)\..*)");
     std::vector<std::string> skipped, unused;
     const TensorEntry* lm_head = nullptr;
     long long last_block = -1;
     for (const auto& [plain, e] : by_name) {
-        std::smatch m;
-        if (std::regex_match(plain, m, block)) last_block = std::max(last_block, std::stoll(m[1].str().substr(0, 9)));
-        if (std::regex_match(plain, mask_buffer)) {
+        // "h.N.rest": a block's tensor (parsed by hand: std::regex recurses per character, and a
+        // name may be megabytes long)
+        std::string rest;
+        if (plain.rfind("h.", 0) == 0) {
+            size_t i = 2;
+            long long n = 0;
+            while (i < plain.size() && i < 11 && plain[i] >= '0' && plain[i] <= '9') n = n * 10 + (plain[i++] - '0');
+            if (i > 2 && i < plain.size() && plain[i] == '.') {
+                last_block = std::max(last_block, n);
+                rest = plain.substr(i + 1);
+            }
+        }
+        if (rest == "attn.bias" || rest == "attn.masked_bias") {
             skipped.push_back(e->name + " (" + e->dtype + " " + shape_text(e->shape) + ", a causal mask)");
         } else if (plain == "lm_head.weight" && e->shape == wanted.at("wte.weight")->shape && e->readable()) {
             lm_head = e;
