@@ -325,3 +325,16 @@ TEST_CASE("config.json values are checked as the model stores them", "[config][e
     std::filesystem::create_directory(dir.file("config.json"));
     CHECK_THROWS_WITH(load_config(dir.file("config.json")), Catch::Contains("is a folder, not a file"));
 }
+
+TEST_CASE("deeply nested JSON in a header or config.json gives an error and no stack overflow", "[safetensors][config][errors]") {
+    const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+    CHECK_THAT(load_error(raw_file(R"({"w":{"dtype":"F32","shape":[1,)" + deep + R"(],"data_offsets":[0,4]}})", "abcd")),
+               Catch::Contains("shape has a non-integer or negative dimension"));
+    const std::string base = R"("vocab_size": 10, "n_positions": 8, "n_embd": 4, "n_head": 2)";
+    CHECK_THAT(config_error("{" + base + R"(, "n_layer": )" + deep + "}"),
+               Catch::Contains("'n_layer' is an array but must be a whole number in [1, 1024]"));
+    CHECK_THAT(config_error("{" + base + R"(, "n_layer": 1, "n_ctx": )" + deep + "}"),
+               Catch::Contains("n_ctx an array differs from n_positions 8"));
+    CHECK_THAT(config_error("{" + base + R"(, "n_layer": 1, "activation_function": ")" + std::string(5000, 'x') + "\"}"),
+               Catch::Contains("activation_function \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... is not supported"));
+}

@@ -11,6 +11,18 @@
 #include "decodebook/paths.hpp"
 
 namespace decodebook {
+namespace {
+
+// A value as a message shows it: a number or a short string as written, an array or an object by
+// its kind (dump() recurses, and a 1 MB file can nest a value half a million levels deep).
+std::string brief(const nlohmann::json& v) {
+    if (v.is_array()) return "an array";
+    if (v.is_object()) return "an object";
+    const std::string text = v.dump();
+    return text.size() <= 40 ? text : text.substr(0, 37) + "...";
+}
+
+}  // namespace
 
 ModelConfig load_config(const std::string& path) {
     const std::string text = read_small_file(path, "model config", 1u << 20,
@@ -32,7 +44,7 @@ ModelConfig load_config(const std::string& path) {
         const nlohmann::json& v = j[k];
         if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(most)) ||
             v.get<long long>() <= 0 || v.get<long long>() > most) {
-            throw Error("'" + path + "': '" + k + "' is " + v.dump() + " but must be a whole number in [1, " +
+            throw Error("'" + path + "': '" + k + "' is " + brief(v) + " but must be a whole number in [1, " +
                             std::to_string(most) + "]",
                         fix);
         }
@@ -49,15 +61,16 @@ ModelConfig load_config(const std::string& path) {
                         std::to_string(c.n_head),
                     fix);
     }
-    if (j.contains("n_ctx") && j.contains("n_positions") && j["n_ctx"] != j["n_positions"]) {
-        throw Error("'" + path + "': n_ctx " + j["n_ctx"].dump() + " differs from n_positions " +
-                        j["n_positions"].dump(),
+    if (j.contains("n_ctx") && j.contains("n_positions") &&
+        (!j["n_ctx"].is_number_integer() || j["n_ctx"].get<long long>() != c.n_positions)) {
+        throw Error("'" + path + "': n_ctx " + brief(j["n_ctx"]) + " differs from n_positions " +
+                        std::to_string(c.n_positions),
                     "GPT-2 has one context length: make n_ctx equal n_positions (or drop it)");
     }
     // n_inner: the MLP's width; null means 4 * n_embd, the only width decodebook's GPT-2 has.
     if (j.contains("n_inner") && !j["n_inner"].is_null() &&
         !(j["n_inner"].is_number_integer() && j["n_inner"].get<long long>() == 4LL * c.n_embd)) {
-        throw Error("'" + path + "': n_inner " + j["n_inner"].dump() + " is not supported (decodebook's GPT-2 MLP is "
+        throw Error("'" + path + "': n_inner " + brief(j["n_inner"]) + " is not supported (decodebook's GPT-2 MLP is "
                         "4 * n_embd = " + std::to_string(4 * c.n_embd) + " wide)",
                     "use a GPT-2 with n_inner null or " + std::to_string(4 * c.n_embd));
     }
@@ -66,7 +79,7 @@ ModelConfig load_config(const std::string& path) {
         const nlohmann::json& eps = j["layer_norm_epsilon"];
         const double most = 1.0, least = std::numeric_limits<float>::min();
         if (!eps.is_number() || !(eps.get<double>() >= least && eps.get<double>() <= most)) {
-            throw Error("'" + path + "': layer_norm_epsilon " + eps.dump() + " must be a number in [1.2e-38, 1] "
+            throw Error("'" + path + "': layer_norm_epsilon " + brief(eps) + " must be a number in [1.2e-38, 1] "
                             "(it is stored as a float; GPT-2 uses 1e-05)",
                         fix);
         }
@@ -74,14 +87,14 @@ ModelConfig load_config(const std::string& path) {
     }
     if (j.contains("activation_function") && j["activation_function"] != "gelu_new" &&
         j["activation_function"] != "gelu_pytorch_tanh") {
-        throw Error("'" + path + "': activation_function " + j["activation_function"].dump() +
+        throw Error("'" + path + "': activation_function " + brief(j["activation_function"]) +
                         " is not supported (decodebook implements GPT-2's tanh GELU, \"gelu_new\")",
                     "use a GPT-2 model");
     }
     // Attention variants of GPT2Config that decodebook's GPT-2 does not implement.
     const auto must_be = [&](const char* key, bool wanted) {
         if (j.contains(key) && j[key] != wanted) {
-            throw Error("'" + path + "': " + key + " " + j[key].dump() + " is not supported (decodebook's GPT-2 has " +
+            throw Error("'" + path + "': " + key + " " + brief(j[key]) + " is not supported (decodebook's GPT-2 has " +
                             key + " " + (wanted ? "true" : "false") + ")",
                         "use a GPT-2 model");
         }
@@ -95,7 +108,7 @@ ModelConfig load_config(const std::string& path) {
         const nlohmann::json& eos = j["eos_token_id"];
         if (!eos.is_number_integer() || eos.get<long long>() < 0 || eos.get<long long>() >= c.vocab_size ||
             (eos.is_number_unsigned() && eos.get<uint64_t>() >= static_cast<uint64_t>(c.vocab_size))) {
-            throw Error("'" + path + "': eos_token_id " + eos.dump() + " must be a whole number in [0, " +
+            throw Error("'" + path + "': eos_token_id " + brief(eos) + " must be a whole number in [0, " +
                             std::to_string(c.vocab_size - 1) + "] (an id of the vocabulary) or null",
                         "write it as a number, e.g. \"eos_token_id\": " + std::to_string(c.vocab_size - 1));
         }

@@ -140,12 +140,14 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
         if (width == 0) throw bad(where + "dtype " + e.dtype + " is not a safetensors dtype");
         const auto& shape_json = info["shape"];
         if (!shape_json.is_array()) throw bad(where + "shape is not an array");
+        if (shape_json.size() > 64) throw bad(where + "shape has " + std::to_string(shape_json.size()) + " dimensions");
+        for (const auto& d : shape_json)  // first all numbers, so the message below may print the shape
+            if (!d.is_number_unsigned()) throw bad(where + "shape has a non-integer or negative dimension");
         // The product of the non-zero dimensions bounds every stride: check it without overflow,
         // so even a zero-element tensor cannot carry an absurd dimension into xtensor.
         uint64_t nonzero_product = 1;
         bool has_zero = false;
         for (const auto& d : shape_json) {
-            if (!d.is_number_unsigned()) throw bad(where + "shape has a non-integer or negative dimension");
             const uint64_t dim = d.get<uint64_t>();
             if (dim == 0) {
                 has_zero = true;
