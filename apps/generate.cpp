@@ -56,12 +56,14 @@ void run(const Session& session, const GenerationConfig& config, const Display& 
         return;
     }
     std::cout << prompt << std::flush;
+    std::vector<CoinStep> coins;  // with --show-steps: each coin, its CDF slice, raw and processed p
+    const Sampler sampler =
+        display.show_steps ? make_watched_sampler(config, config.seed, coins) : make_sampler(config, config.seed);
     const auto start = std::chrono::steady_clock::now();
-    const Generation g = generate_cached(session.model, session.tokenizer, ids, config,
-                                         make_sampler(config, config.seed), print_text_to(std::cout));
+    const Generation g = generate_cached(session.model, session.tokenizer, ids, config, sampler, print_text_to(std::cout));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::cout << "\n";
-    if (display.show_steps) print_steps(std::cout, g.steps, session.tokenizer);
+    if (display.show_steps) print_steps(std::cout, g.steps, session.tokenizer, coins);
     std::cout.flush();  // the summary goes to stderr: keep it after the text
     std::fprintf(stderr, "[%zu tokens in %.2f s: %.1f tokens/s, finish_reason %s]\n", g.ids.size(), seconds,
                  static_cast<double>(g.ids.size()) / seconds, to_string(g.finish_reason).c_str());
