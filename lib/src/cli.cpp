@@ -15,6 +15,7 @@
 
 #include "decodebook/decode.hpp"
 #include "decodebook/error.hpp"
+#include "decodebook/kernels.hpp"
 #include "decodebook/paths.hpp"
 #include "decodebook/safetensors.hpp"
 
@@ -104,6 +105,9 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         ("show-steps", "print a table of every step: step, id, token, logit, probability, ms")
         ("show-config", "print every decoding parameter this command line gives, then exit")
         ("verbose", "print notes on standard error, e.g. the checkpoint's tensors the model does not read")
+        ("threads", "threads for the model's kernels and the BLAS (1..64; a second thread helps only when "
+                    "the second core is idle)",
+         cxxopts::value<std::string>()->default_value("1"), "N");
     if (!info.csv_columns.empty()) {
         options.add_options()("csv", "write the program's data as CSV to FILE (columns: " + info.csv_columns + ")",
                               cxxopts::value<std::string>()->default_value(""), "FILE");
@@ -177,6 +181,11 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         }
         if (!info.default_prompt.empty()) cl.prompt = result["prompt"].as<std::string>();
         cl.model_dir = resolve_model_dir(result["model"].as<std::string>());
+        {
+            CommandLine threads;  // --threads, read like an extra option: a whole number in range
+            threads.extra["threads"] = result["threads"].as<std::string>();
+            set_num_threads(threads.extra_int("threads", 1, 64));
+        }
         if (!info.csv_columns.empty()) {
             cl.csv = result["csv"].as<std::string>();
             if (!cl.csv.empty()) check_writable_file(cl.csv);  // before the run, not after it

@@ -125,7 +125,7 @@ void check_token_ids(const ModelConfig& config, const std::vector<int>& ids) {
 
 Gpt2 Gpt2::load(const std::string& model_dir) {
     const ModelConfig config = load_config(model_dir + "/config.json");
-    TensorMap tensors = load_safetensors(model_dir + "/model.safetensors");
+    TensorMap tensors = load_gpt2_tensors(model_dir + "/model.safetensors", config);  // only what the model reads
     return build(config, tensors);  // the weights move into the model: no second copy
 }
 
