@@ -32,7 +32,7 @@ left.plot([0, lengths[-1]], [intercept, intercept + slope * lengths[-1]], color=
           label=f"fit: {slope * 1000:.1f} µs per position")
 left.set_xlabel("positions computed (context length)")
 left.set_ylabel("milliseconds for one step")
-left.set_title("A step costs in proportion to its context")
+left.set_title("A step's cost grows with its context")
 left.set_xlim(left=0)
 left.set_ylim(bottom=0)
 left.legend(loc="upper left", fontsize=8)

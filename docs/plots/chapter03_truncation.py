@@ -37,11 +37,12 @@ for ax, (name, step_rows) in zip(axes, steps.items()):
     ax.bar(ranks, probs, width=0.8, color="0.7")
     k, p = last_kept(step_rows, "top_k"), last_kept(step_rows, "top_p")
     ax.axvline(k + 0.5, color="C0", linewidth=2, label=f"top-k {TOP_K}: keeps ranks 1-{k}")
-    p_label = f"top-p {TOP_P:g}: keeps ranks 1-{p}" if p < shown else f"top-p {TOP_P:g}: keeps all {shown} shown, and more"
+    kept = "rank 1 only" if p == 1 else f"ranks 1-{p}"
+    p_label = f"top-p {TOP_P:g}: keeps {kept}" if p < shown else f"top-p {TOP_P:g}: keeps all {shown} shown, and more"
     ax.axvline(p + 0.5 - (0.25 if p >= shown else 0), color="C3", linewidth=2, linestyle="--", label=p_label)
     threshold = MIN_P * max(probs)
     m = last_kept(step_rows, "min_p")
-    m_count = f"{m} tokens" if m < shown else f"all {shown} shown, and more"
+    m_count = (f"{m} token" if m == 1 else f"{m} tokens") if m < shown else f"all {shown} shown, and more"
     ax.axhline(threshold, color="C2", linewidth=2, linestyle=":",
                label=f"min-p {MIN_P:g}: keeps p ≥ {MIN_P:g}·p_max ({m_count})")
     ax.set_yscale("log")
