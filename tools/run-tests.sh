@@ -12,15 +12,24 @@
 #      (tests/course/test_grade.py),
 #   5. the course site: Doxygen + Sphinx with every warning an error (target `docs`, which runs
 #      the chapter binaries), then tools/test_site.py opens it in headless Chromium and saves
-#      a screenshot to BUILD_DIR/site-screenshot.png.
+#      a screenshot to BUILD_DIR/site-screenshot.png;
+#   6. the sanitizer job: the engine, chapter and course tests again, built with ASan + UBSan in
+#      BUILD_DIR-asan (-DDECODEBOOK_SANITIZE=address,undefined; target sanitized_tests builds only
+#      what those tests run); any sanitizer report fails its test;
+#   7. the fuzz smoke run: the libFuzzer targets of tests/fuzz/ (clang, BUILD_DIR-fuzz), 30 s each
+#      from their seed corpora (tests/fuzz/README.md); any crash, sanitizer report or broken
+#      invariant fails the run. FUZZ_SECONDS=N changes the 30 s.
+# Each step prints the seconds spent so far.
 # Usage: tools/run-tests.sh [BUILD_DIR]     (default: build-tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-tests}
 
-tools/install-deps.sh --docs
+tools/install-deps.sh --docs --fuzz
 # Tests run two at a time on two cores: one OpenBLAS thread each avoids oversubscription.
 export OPENBLAS_NUM_THREADS=1
+SECONDS=0
+step() { echo "run-tests: ${SECONDS} s so far; next: $*"; }
 
 /usr/bin/python3 tests/course/test_check_course.py
 /usr/bin/python3 tests/course/check_course.py --no-build
@@ -32,3 +41,20 @@ ctest --test-dir "$build" -L "engine|chapter" -j2 --timeout 300 --output-on-fail
 /usr/bin/python3 tests/course/test_grade.py
 cmake --build "$build" --target docs
 /usr/bin/python3 tools/test_site.py --site "$build/html" --screenshot "$build/site-screenshot.png"
+
+step "6. sanitizers (ASan + UBSan) in $build-asan"
+asan="$build-asan"
+cmake -S . -B "$asan" -DCMAKE_BUILD_TYPE=Release -DDECODEBOOK_SANITIZE=address,undefined \
+      -DDECODEBOOK_SOLUTIONS=OFF -DDECODEBOOK_EXERCISES_DIR="$PWD/exercises"
+cmake --build "$asan" -j2 --target sanitized_tests
+# Distinct exit codes: a sanitizer report can never pass for an expected exit status 1 or 2.
+ASAN_OPTIONS=exitcode=86:detect_leaks=1:strict_string_checks=1:check_initialization_order=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=87 LSAN_OPTIONS=exitcode=88 \
+  ctest --test-dir "$asan" -L "engine|chapter|course" -j2 --timeout 600 --output-on-failure --output-junit junit-asan.xml
+
+step "7. fuzz smoke run in $build-fuzz"
+fuzz="$build-fuzz"
+cmake -S . -B "$fuzz" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++-14 -DDECODEBOOK_FUZZ=ON
+cmake --build "$fuzz" -j2 --target fuzz_targets
+tests/fuzz/run.sh "$fuzz" "${FUZZ_SECONDS:-30}"
+echo "run-tests: everything passed in ${SECONDS} s"
