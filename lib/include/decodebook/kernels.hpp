@@ -36,9 +36,16 @@ void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in
 
 /// Attention of one query over `length` cached positions, head by head: for each head h,
 /// scores_s = q_h . k_s / sqrt(D), softmax over s < length, out_h = sum_s p_s v_s.
-/// @param q (C) the query; keys and values point at position 0 of rows `stride` floats apart
-///        (the cache's (capacity, C) block of one layer and sequence, so stride = C)
-/// @param scores scratch of `length` floats; out (C) is overwritten
+/// @param q (C) the query
+/// @param keys position 0 of the cached keys, rows `stride` floats apart (the cache's
+///        (capacity, C) block of one layer and sequence, so stride = C)
+/// @param values position 0 of the cached values, laid out as the keys
+/// @param length how many positions to attend over
+/// @param stride floats from one position's row to the next
+/// @param C the width: n_head heads of C / n_head
+/// @param n_head the number of heads
+/// @param scores scratch of `length` floats
+/// @param out (C) the result, overwritten
 /// Introduced in chapter 07.
 void attend(const float* q, const float* keys, const float* values, size_t length, size_t stride, size_t C,
             int n_head, float* scores, float* out);

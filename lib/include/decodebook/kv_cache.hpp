@@ -31,9 +31,11 @@ void reorder_rows(xt::xtensor<float, 3>& rows, const std::vector<int>& source);
 /// One cached attention step for one row and one layer, as exercise 07.1 asks: write this
 /// position's key and value into row `position` of `keys` and `values`, then attend the query
 /// over rows 0..position, head by head.
-/// @param keys, values (capacity, C) the layer's cache for one sequence
+/// @param keys (capacity, C) the layer's keys for one sequence
+/// @param values (capacity, C) the layer's values for one sequence
 /// @param position where the new token sits (0-based), < capacity
 /// @param qkv (3C) the new token's fused [q | k | v] projection
+/// @param n_head the number of heads; C must divide evenly
 /// @return (C) the attention output, heads side by side
 /// Introduced in chapter 07.
 xt::xtensor<float, 1> cached_attention_step(xt::xtensor<float, 2>& keys, xt::xtensor<float, 2>& values,
@@ -64,7 +66,9 @@ public:
     xt::xtensor<float, 3>& keys(size_t layer) { return keys_.at(layer); }
     /// (rows, capacity, C) values of one layer.
     xt::xtensor<float, 3>& values(size_t layer) { return values_.at(layer); }
+    /// (rows, capacity, C) keys of one layer, read-only.
     const xt::xtensor<float, 3>& keys(size_t layer) const { return keys_.at(layer); }
+    /// (rows, capacity, C) values of one layer, read-only.
     const xt::xtensor<float, 3>& values(size_t layer) const { return values_.at(layer); }
 
     /// (rows, V) the logits of the last `Gpt2::decode` call: row b scores what follows its b-th

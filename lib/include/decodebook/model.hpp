@@ -77,6 +77,8 @@ public:
     /// Run a prompt through the model in one pass (each product a GEMM), writing its keys and
     /// values into `row` of the cache after the positions it already holds. Introduced in chapter 07.
     /// @param ids the new tokens; the row's length + ids.size() must fit the cache's capacity
+    /// @param cache the caller's cache: the row's keys and values grow by ids.size() positions
+    /// @param row which of the cache's sequences the tokens continue
     /// @return logits (V) of the last position: they score the token that follows
     /// @throws Error on empty, too long or out-of-vocabulary input, or a row outside the cache.
     xt::xtensor<float, 1> prefill(const std::vector<int>& ids, KvCache& cache, size_t row = 0) const;

@@ -20,7 +20,9 @@ std::string builtin_model_dir();
 /// Check that `path` is a regular file (symlinks followed) of at most `max_bytes`, and return
 /// its size. A directory, a device such as /dev/urandom, a pipe, a symlink loop or an
 /// oversized file is refused before anything is read. Introduced in chapter 00.
+/// @param path the file to check
 /// @param what what the file is, for the message: "model weights", "tokenizer file", ...
+/// @param max_bytes the largest size accepted
 /// @param fix the fix to print when the file is missing or unusable
 /// @throws Error naming the file and the problem.
 uint64_t check_regular_file(const std::string& path, const std::string& what, uint64_t max_bytes,
