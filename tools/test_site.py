@@ -119,7 +119,7 @@ def check_chapter(c: Checks, driver, site: str, screenshot: str) -> None:
     print("chapter page (chapters/00-naive-loop.html):")
     driver.get(page_url(site, "chapters/00-naive-loop.html"))
     outputs = [e.text for e in driver.find_elements(By.CSS_SELECTOR, "div.highlight-text pre")]
-    real = [o for o in outputs if o.startswith("$ ./chapter-00") and "--- end (" in o and "Per-step cost" in o]
+    real = [o for o in outputs if o.startswith("$ ./chapter-00") and "--- end (" in o and "Cost of one naive step" in o]
     c.check(bool(real), "shows chapter-00's real output (prompt, continuation, cost table)",
             f"{len(outputs)} output blocks, first: {outputs[0][:120] if outputs else ''!r}")
     images = driver.find_elements(By.CSS_SELECTOR, "img[src*='chapter00_cost']")
@@ -130,7 +130,7 @@ def check_chapter(c: Checks, driver, site: str, screenshot: str) -> None:
     c.check(bool(math), "typesets the formulas with the vendored MathJax")
     includes = driver.find_elements(By.CSS_SELECTOR, "div.literal-block-wrapper")
     captions = " ".join(e.text.split("\n")[0] for e in includes)
-    c.check("lib/src/decode.cpp" in captions and "(your stub)" in captions,
+    c.check("chapters/00-naive-loop/main.cpp" in captions and "(your stub)" in captions,
             "includes library code and the exercise stub from the sources", captions[:200])
 
     solution = driver.find_elements(By.CSS_SELECTOR, "details.db-solution")
