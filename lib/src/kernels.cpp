@@ -205,6 +205,36 @@ void attend(const float* q, const float* keys, const float* values, size_t lengt
 }
 // [/ch07:attend]
 
+// [ch07:attend-causal]
+void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys, const float* values, size_t L0,
+                   size_t C, int n_head, float* scores, float* out) {
+    const size_t H = static_cast<size_t>(n_head), D = C / H, L = L0 + T;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    const auto n = [](size_t v) { return static_cast<int>(v); };
+    for (size_t h = 0; h < H; ++h) {
+        // scores (T, L) = Q_h (T, D) K_h^T (D, L) / sqrt(D)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n(T), n(L), n(D), scale, q + h * D, n(q_stride),
+                    keys + h * D, n(C), 0.0f, scores, n(L));
+        // softmax of each row over the positions it may see (0..L0+t); the rest weigh 0
+        for (size_t t = 0; t < T; ++t) {
+            float* row = scores + t * L;
+            const size_t seen = L0 + t + 1;
+            const float max = *std::max_element(row, row + seen);
+            float sum = 0;
+            for (size_t s = 0; s < seen; ++s) {
+                row[s] = std::exp(row[s] - max);
+                sum += row[s];
+            }
+            for (size_t s = 0; s < seen; ++s) row[s] /= sum;
+            std::fill(row + seen, row + L, 0.0f);
+        }
+        // out_h (T, D) = softmax(scores) (T, L) V_h (L, D)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n(T), n(D), n(L), 1.0f, scores, n(L), values + h * D,
+                    n(C), 0.0f, out + h * D, n(C));
+    }
+}
+// [/ch07:attend-causal]
+
 void layer_norm_rows(const float* x, size_t T, size_t C, const float* g, const float* b, float eps, float* y) {
     for (size_t t = 0; t < T; ++t) {
         const float* px = x + t * C;

@@ -57,7 +57,7 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache,
     std::vector<float> x(T * C), xn(T * C), qkv(T * 3 * C), att(T * C), proj(T * C), hidden(T * 4 * C);
     for (size_t t = 0; t < T; ++t)
         for (size_t j = 0; j < C; ++j) x[t * C + j] = wte_(static_cast<size_t>(ids[t]), j) + wpe_(L0 + t, j);
-    std::vector<float> scores(L0 + T);
+    std::vector<float> scores(T * (L0 + T));
     for (size_t l = 0; l < blocks_.size(); ++l) {
         const BlockWeights& b = blocks_[l];
         float* K = cache.keys(l).data() + row * cache.capacity() * C;  // (capacity, C) this row's keys
@@ -69,8 +69,7 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache,
             std::copy_n(qkv.data() + t * 3 * C + C, C, K + (L0 + t) * C);
             std::copy_n(qkv.data() + t * 3 * C + 2 * C, C, V + (L0 + t) * C);
         }
-        for (size_t t = 0; t < T; ++t)
-            attend(qkv.data() + t * 3 * C, K, V, L0 + t + 1, C, C, config_.n_head, scores.data(), att.data() + t * C);
+        attend_causal(qkv.data(), 3 * C, T, K, V, L0, C, config_.n_head, scores.data(), att.data());
         gemm(att.data(), T, b.attn_proj_w.data(), b.attn_proj_b.data(), C, C, proj.data());
         for (size_t i = 0; i < T * C; ++i) x[i] += proj[i];
         // MLP: x += gelu(ln_2(x) W_fc) W_proj

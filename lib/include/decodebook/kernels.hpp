@@ -50,6 +50,22 @@ void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in
 void attend(const float* q, const float* keys, const float* values, size_t length, size_t stride, size_t C,
             int n_head, float* scores, float* out);
 
+/// Causal attention of T new queries at positions L0..L0+T-1 over the cache's positions
+/// 0..L0+T-1, each query seeing only positions up to its own, as two GEMMs per head
+/// (scores = Q K^T, out = softmax(scores) V): prefill's attention. Introduced in chapter 07.
+/// @param q (T, q_stride) rows whose first C floats are the queries
+/// @param q_stride floats from one query row to the next (3C inside the fused projection)
+/// @param T how many new queries
+/// @param keys position 0 of the cached keys, (L0 + T, C) rows C floats apart, the new ones included
+/// @param values position 0 of the cached values, laid out as the keys
+/// @param L0 positions cached before the new ones
+/// @param C the width: n_head heads of C / n_head
+/// @param n_head the number of heads
+/// @param scores scratch of T x (L0 + T) floats
+/// @param out (T, C) the result, overwritten
+void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys, const float* values, size_t L0,
+                   size_t C, int n_head, float* scores, float* out);
+
 /// LayerNorm of T rows of C (mean and variance in double, as chapter 00's forward): y may be x.
 /// Introduced in chapter 07.
 void layer_norm_rows(const float* x, size_t T, size_t C, const float* gain, const float* bias, float eps, float* y);
