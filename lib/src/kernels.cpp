@@ -205,7 +205,6 @@ void attend(const float* q, const float* keys, const float* values, size_t lengt
 }
 // [/ch07:attend]
 
-// [ch07:attend-causal]
 void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys, const float* values, size_t L0,
                    size_t C, int n_head, float* scores, float* out) {
     const size_t H = static_cast<size_t>(n_head), D = C / H, L = L0 + T;
@@ -233,7 +232,6 @@ void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys,
                     n(C), 0.0f, out + h * D, n(C));
     }
 }
-// [/ch07:attend-causal]
 
 void layer_norm_rows(const float* x, size_t T, size_t C, const float* g, const float* b, float eps, float* y) {
     for (size_t t = 0; t < T; ++t) {
