@@ -12,7 +12,9 @@ through chromium-driver with Debian's python3-selenium, and checks that:
   3. clicking a quiz answer shows its feedback and a score, and the score survives a reload
      (localStorage);
   4. nothing came from the network (every script, stylesheet and image is a local file) and the
-     browser console has no errors.
+     browser console has no errors;
+  5. no page shows the build machine's own paths (program output names the embedded model by its
+     folder's name, not by where this checkout happens to live).
 Saves a full-page screenshot of chapter 00 (after the quiz click) to --screenshot.
 Prints one line per check; exits 1 if any failed.
 """
@@ -182,6 +184,20 @@ def check_chapter(c: Checks, driver, site: str, screenshot: str) -> None:
     c.check(os.path.getsize(screenshot) > 10000, f"screenshot saved: {screenshot}")
 
 
+def check_no_local_paths(c: Checks, site: str) -> None:
+    """Every built page, searched for this checkout's absolute path (no browser needed)."""
+    checkout = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    found = []
+    for folder, _, files in os.walk(site):
+        for name in files:
+            if name.endswith((".html", ".txt")):
+                path = os.path.join(folder, name)
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    if checkout in f.read():
+                        found.append(os.path.relpath(path, site))
+    c.check(not found, f"no page shows this checkout's path ({checkout})", ", ".join(sorted(found)[:10]))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--site", required=True, help="the built site (the folder with index.html)")
@@ -192,6 +208,7 @@ def main() -> int:
 
     start = time.monotonic()
     c = Checks()
+    check_no_local_paths(c, args.site)
     with tempfile.TemporaryDirectory(prefix="decodebook-chromium-") as profile:  # a fresh profile each run
         try:
             driver = start_browser(profile)

@@ -23,6 +23,7 @@
 #include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/model.hpp"
+#include "decodebook/paths.hpp"
 #include "decodebook/terminal.hpp"
 #include "decodebook/tokenizer.hpp"
 #include "decodebook/utf8.hpp"
@@ -122,7 +123,7 @@ int main(int argc, char** argv) {
         const Tokenizer tokenizer = Tokenizer::load(opt.model_dir);
         const ModelConfig& c = model.config();
         std::printf("model: %s\n  GPT-2, %d layers, %d heads, width %d, vocabulary %d, context %d tokens\n",
-                    opt.model_dir.c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.n_positions);
+                    display_model_dir(opt.model_dir).c_str(), c.n_layer, c.n_head, c.n_embd, c.vocab_size, c.n_positions);
 
         const std::vector<int> prompt = tokenizer.encode(opt.prompt);
         std::printf("prompt: %zu tokens:", prompt.size());

@@ -14,6 +14,14 @@ namespace fs = std::filesystem;
 
 std::string builtin_model_dir() { return DECODEBOOK_MODEL_DIR; }
 
+std::string display_model_dir(const std::string& dir) {
+    std::error_code ec;
+    if (!fs::equivalent(dir, builtin_model_dir(), ec) || ec) return dir;
+    fs::path name = fs::path(builtin_model_dir()).lexically_normal();
+    if (name.filename().empty()) name = name.parent_path();  // a trailing '/'
+    return name.filename().string() + " (embedded)";
+}
+
 std::string resolve_model_dir(const std::string& cli_value) {
     std::string dir = cli_value;
     std::string source = "--model";

@@ -17,6 +17,12 @@ std::string resolve_model_dir(const std::string& cli_value);
 /// The folder baked in at configure time. Introduced in chapter 00.
 std::string builtin_model_dir();
 
+/// How a program shows the model folder it loaded: the embedded model by its folder's name, `fortunes-gpt2
+/// (embedded)`, any other folder as given. The course site is built from program output, so it never
+/// shows the build machine's own paths. Introduced in chapter 00.
+/// @param dir the folder resolve_model_dir returned
+std::string display_model_dir(const std::string& dir);
+
 /// Check that `path` is a regular file (symlinks followed) of at most `max_bytes`, and return
 /// its size. A directory, a device such as /dev/urandom, a pipe, a symlink loop or an
 /// oversized file is refused before anything is read. Introduced in chapter 00.
