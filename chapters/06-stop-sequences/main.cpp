@@ -204,10 +204,12 @@ int main(int argc, char** argv) {
         std::printf("\n== 6. Your settings: %s (seed %llu) ==\n", describe(config, {KnobGroup::Stopping}).c_str(),
                     static_cast<unsigned long long>(config.seed));
         std::printf("  %s", opt.prompt.c_str());
-        const Generation out = generate(model, tok, prompt, config, make_sampler(config, config.seed), print_text_to(std::cout));
+        std::vector<CoinStep> coins;  // make_sampler's coins, watched for --show-steps' p(chain) column
+        const Generation out = generate(model, tok, prompt, config, make_watched_sampler(config, config.seed, coins),
+                                        print_text_to(std::cout));
         std::printf("\n  [%zu tokens, finish_reason %s%s]\n", out.ids.size(), to_string(out.finish_reason).c_str(),
                     out.matched_stop.empty() ? "" : (", matched_stop " + visible_token(out.matched_stop)).c_str());
-        if (opt.show_steps) print_steps(std::cout, out.steps, tok);
+        if (opt.show_steps) print_steps(std::cout, out.steps, tok, coins);
 
         if (!opt.csv.empty()) {
             write_hold_csv(opt.csv, rows);
