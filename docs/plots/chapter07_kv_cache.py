@@ -4,7 +4,7 @@ from `chapter-07 --csv` (run while the site is built).
 Runs the chapter binary found on PATH (docs/conf.py puts the build folder first). Its CSV has
 columns series, x, y (see the --csv block of chapters/07-kv-cache/main.cpp):
   naive_ms / cached_ms: x = tokens before the step, y = milliseconds of that step (part 1);
-  batch_fast_tokens_per_s / batch_invariant_tokens_per_s: x = batch size, y = decode tokens/s (part 5).
+  batch_matvec_tokens_per_s / batch_gemm_tokens_per_s: x = batch size, y = decode tokens/s (part 5).
 Timings are real, so they wobble on a busy machine.
 """
 
@@ -23,7 +23,7 @@ def chapter07_series(new_tokens: int) -> dict:
 
 
 series = chapter07_series(NEW_TOKENS)
-needed = ["naive_ms", "cached_ms", "batch_fast_tokens_per_s", "batch_invariant_tokens_per_s"]
+needed = ["naive_ms", "cached_ms", "batch_matvec_tokens_per_s", "batch_gemm_tokens_per_s"]
 missing = [name for name in needed if not series.get(name)]
 if missing:
     raise RuntimeError(f"chapter-07 --csv wrote no rows for {missing}; if its --csv block "
@@ -40,8 +40,8 @@ left.set_title(f"Each step of {NEW_TOKENS} new tokens", fontsize=10)
 left.set_ylim(bottom=0)
 left.legend(loc="upper left", fontsize=8)
 
-for name, label, marker in [("batch_fast_tokens_per_s", "Fast (GEMM)", "o"),
-                            ("batch_invariant_tokens_per_s", "Invariant (matvec)", "s")]:
+for name, label, marker in [("batch_matvec_tokens_per_s", "streaming matvec (Invariant)", "s"),
+                            ("batch_gemm_tokens_per_s", "BLAS GEMM", "o")]:
     xs, ys = zip(*series[name])
     right.plot(xs, ys, marker=marker, label=label)
 right.set_xscale("log", base=2)

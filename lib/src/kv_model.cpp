@@ -112,9 +112,9 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
     KvCache::Scratch& s = cache.scratch_;
     float *x = s.x.data(), *xn = s.xn.data(), *qkv = s.qkv.data(), *att = s.att.data(), *proj = s.proj.data(),
           *hidden = s.hidden.data();
-    // y (B, out) = x (B, in) W + bias: one row streams the weights (matvec); a batch goes to GEMM
-    // unless the caller asks for the kernel whose per-row result does not depend on the batch
-    const bool use_gemm = kernels == BatchKernels::Fast && B > 1;
+    // y (B, out) = x (B, in) W + bias: a few rows stream the weights (matvec), a large batch goes to
+    // GEMM, unless the caller asks for one kernel at every size (Invariant: the matvec; Gemm: GEMM)
+    const bool use_gemm = kernels == BatchKernels::Gemm || (kernels == BatchKernels::Fast && B >= kGemmFromRows);
     const auto product = [&](const float* in_rows, const xt::xtensor<float, 2>& w, const xt::xtensor<float, 1>& bias,
                              float* out_rows) {
         const size_t in = w.shape(0), out = w.shape(1);

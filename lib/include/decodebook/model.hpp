@@ -16,9 +16,18 @@ class KvCache;
 
 /// How a batch of decode rows is multiplied by the weights (chapter 07).
 enum class BatchKernels {
-    Fast,       ///< one row: the streaming matvec; several rows: the BLAS's GEMM (what engines do)
+    Fast,       ///< the fastest kernel for the batch: the streaming matvec below kGemmFromRows rows, the
+                ///< BLAS's GEMM from there (as engines do for large batches)
     Invariant,  ///< every batch size on the streaming matvec: a row gets the same bits alone and in a batch
+    Gemm,       ///< every batch size on the BLAS's GEMM, one row included (chapter 07 measures it)
 };
+
+/// The batch size from which BatchKernels::Fast multiplies by GEMM instead of the streaming
+/// matvec (chapter 07). Chosen by measurement on this project's machine (AMD Zen 3, OpenBLAS 0.3.21,
+/// 1 thread, every product of a decode step): OpenBLAS's `sgemm` on 1 to 12 rows took 1.9 to 4.2
+/// times the matvec's time on both GPT-2 124M's and the embedded model's shapes; on 16 rows it took
+/// 0.78 and 0.98 times.
+inline constexpr size_t kGemmFromRows = 16;
 
 /// How a fresh model fills a tensor (random_gpt2_tensors). Introduced in chapter 00.
 enum class TensorInit {
