@@ -6,9 +6,10 @@
 //
 // On a GPT-2-124M-shaped model with random weights (written by the library's write_random_gpt2,
 // as decodebook-random-model --gpt2-small does, into DIR when it is not there yet):
-//   decode tokens/s (128 new tokens) on 1 and 2 threads, prefill tokens/s of a 128-token prompt,
-//   cached vs naive for 200 new tokens, peak memory, the BLAS and kernels in use, the machine's
-//   read bandwidth and the decode roofline; then the cached vs naive ratio on the embedded model.
+//   decode tokens/s (128 new tokens) on 1 and 2 threads, each beside the machine's read bandwidth
+//   measured in the same rounds, and the decode roofline; prefill tokens/s of a 128-token prompt with
+//   each BLAS library (--blas-list: the linked OpenBLAS, Debian's BLIS); cached vs naive for 200 new
+//   tokens; peak memory; then the cached vs naive ratio on the embedded model.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -142,13 +143,22 @@ int main(int argc, char** argv) {
                   {"decode-tokens", "new tokens per decode measurement", "128"},
                   {"prefill-tokens", "prompt length of the prefill measurement", "128"},
                   {"naive-tokens", "new tokens of the cached vs naive comparison (0 skips it)", "200"},
-                  {"max-threads", "measure decode on 1..N threads", "2"}};
+                  {"max-threads", "measure decode on 1..N threads", "2"},
+                  {"rounds", "rounds of (read bandwidth, decode) per thread count; each figure is its best round", "3"},
+                  {"blas-list", "BLAS libraries to measure prefill with, comma-separated (see --blas)", "openblas,blis"}};
     const CommandLine cl = parse_command_line(argc, argv, info);
     return run_program([&] {
         const int decode_tokens = cl.extra_int("decode-tokens", 2, 1000);
         const int prefill_tokens = cl.extra_int("prefill-tokens", 1, 1000);
         const int naive_tokens = cl.extra_int("naive-tokens", 0, 1000);
         const int max_threads = cl.extra_int("max-threads", 1, 64);
+        const int rounds = cl.extra_int("rounds", 1, 20);
+        std::vector<std::string> blas_list;
+        for (size_t a = 0, b; a <= cl.extra.at("blas-list").size(); a = b + 1) {
+            b = std::min(cl.extra.at("blas-list").find(',', a), cl.extra.at("blas-list").size());
+            if (b > a) blas_list.push_back(cl.extra.at("blas-list").substr(a, b - a));
+        }
+        if (blas_list.empty()) throw Error("--blas-list is empty", "pass e.g. --blas-list openblas,blis");
         const std::string json_path = cl.extra.at("json");
         if (!json_path.empty()) {  // refuse an unwritable report before minutes of measuring
             std::ofstream probe(json_path, std::ios::app);
@@ -169,29 +179,55 @@ int main(int argc, char** argv) {
         const double weight_bytes = static_cast<double>(model.decode_weight_bytes());
         set_num_threads(1);
 
-        // 1. decode on 1..N threads, prefill on 1 thread
-        std::vector<double> decode_tps;
+        // 1. decode on 1..N threads against the roofline: every weight read once per token, at this
+        // machine's read bandwidth. Each round measures the bandwidth and then decode on as many
+        // threads, so both see the same machine; each figure is its best round (other work only
+        // ever slows a measurement down).
+        std::vector<double> decode_tps(static_cast<size_t>(max_threads), 0.0), bandwidth(decode_tps);
+        // peak memory of loading, one prefill and a decode run, before the bandwidth measurement's buffer
+        prefill_seconds(model, static_cast<size_t>(prefill_tokens), 1);
+        decode_seconds_per_token(model, decode_tokens, 1);
+        const double peak = peak_rss_bytes();
         for (int t = 1; t <= max_threads; ++t) {
             set_num_threads(t);
-            decode_tps.push_back(1.0 / decode_seconds_per_token(model, decode_tokens, 3));
+            for (int r = 0; r < rounds; ++r) {
+                bandwidth[t - 1] = std::max(bandwidth[t - 1], measure_read_bandwidth(size_t{1} << 29, t, 2));
+                decode_tps[t - 1] = std::max(decode_tps[t - 1], 1.0 / decode_seconds_per_token(model, decode_tokens, 1));
+            }
         }
         set_num_threads(1);
-        const double prefill_tps = prefill_tokens / prefill_seconds(model, static_cast<size_t>(prefill_tokens), 3);
         const double cache_bytes = static_cast<double>(
             kv_cache_bytes(mc.n_layer, prefill_tokens, mc.n_embd, sizeof(float)));
-        const double peak = peak_rss_bytes();
 
-        // 2. the roofline: every weight read once per token, at this machine's read bandwidth
-        std::vector<double> bandwidth;
-        for (int t = 1; t <= max_threads; ++t) bandwidth.push_back(measure_read_bandwidth(size_t{1} << 29, t));
+        // 2. prefill on 1 thread with each BLAS library
+        struct PrefillRun {
+            std::string blas, description, missing;  // missing: why it could not be loaded
+            double tokens_per_s = 0;
+        };
+        std::vector<PrefillRun> prefill_runs;
+        for (const std::string& name : blas_list) {
+            PrefillRun run{name, "", "", 0};
+            try {
+                run.description = use_blas(name);
+            } catch (const Error& e) {
+                const std::string message = e.what();  // "problem\n  fix: ...": the problem fits the table
+                run.missing = message.substr(0, message.find('\n'));
+                prefill_runs.push_back(run);
+                continue;
+            }
+            run.tokens_per_s = prefill_tokens / prefill_seconds(model, static_cast<size_t>(prefill_tokens), 3);
+            prefill_runs.push_back(run);
+        }
+        use_blas("openblas");
+        const double prefill_tps = prefill_runs.front().tokens_per_s;  // the first of the list (default: the linked one)
 
         std::cout << "\nmachine\n";
-        row("BLAS (prefill's GEMM)", blas_description());
+        row("BLAS linked (prefill's GEMM by default)", blas_description());
         row("decode kernels compiled for", kernel_target());
         for (int t = 1; t <= max_threads; ++t)
             row(("read bandwidth, " + std::to_string(t) + " thread(s)").c_str(), fixed(bandwidth[t - 1] / 1e9, 1, "GB/s"));
         std::cout << "\ndecode (" << decode_tokens << " new tokens; roofline = bandwidth / "
-                  << fixed(weight_bytes / 1e6, 1, "MB") << " of weights per token)\n";
+                  << fixed(weight_bytes / 1e6, 1, "MB") << " of weights per token; best of " << rounds << " rounds)\n";
         for (int t = 1; t <= max_threads; ++t) {
             const double roof = bandwidth[t - 1] / weight_bytes;
             row(("roofline, " + std::to_string(t) + " thread(s)").c_str(), fixed(roof, 1, "tokens/s"));
@@ -205,17 +241,28 @@ int main(int argc, char** argv) {
         // 2 flops per weight per prompt token in the blocks; the lm_head (V x C) runs for the last one only
         const double lm_head = static_cast<double>(mc.vocab_size) * mc.n_embd;
         const double prefill_flops = 2.0 * (weight_bytes / sizeof(float) - lm_head) * prefill_tokens + 2.0 * lm_head;
-        std::cout << "\nprefill (" << prefill_tokens << "-token prompt, 1 thread)\n";
-        row("prefill", fixed(prefill_tps, 1, "tokens/s"), "llama.cpp: 480-500 tokens/s");
-        row("prefill arithmetic (2 flops per weight used)", fixed(prefill_flops / (prefill_tokens / prefill_tps) / 1e9, 1, "GFLOP/s"));
-        row("prefill / decode per token", fixed(prefill_tps / decode_tps[0], 1, "x"), "decode is bandwidth-bound");
+        std::cout << "\nprefill (" << prefill_tokens << "-token prompt, 1 thread; llama.cpp: 480-500 tokens/s)\n";
+        for (const PrefillRun& run : prefill_runs) {
+            if (!run.missing.empty()) {
+                row(("prefill, --blas " + run.blas).c_str(), "not measured", run.missing);
+                report["prefill_by_blas"].push_back({{"blas", run.blas}, {"error", run.missing}});
+                continue;
+            }
+            const double gflops = prefill_flops / (prefill_tokens / run.tokens_per_s) / 1e9;
+            row(("prefill, --blas " + run.blas).c_str(), fixed(run.tokens_per_s, 1, "tokens/s"),
+                fixed(gflops, 1, "GFLOP/s, ") + percent_of(run.tokens_per_s, 480.0, "480"));
+            row("", run.description);
+            report["prefill_by_blas"].push_back({{"blas", run.blas}, {"description", run.description},
+                                                 {"tokens_per_s", run.tokens_per_s}, {"gflops", gflops}});
+        }
+        if (prefill_tps > 0) row("prefill / decode per token", fixed(prefill_tps / decode_tps[0], 1, "x"), "decode is bandwidth-bound");
         std::cout << "\nmemory\n";
         row("weights in memory (float32)", fixed(weight_bytes / 1e6, 1, "MB"));
         row("KV cache of the prefill run", fixed(cache_bytes / 1e6, 1, "MB"));
         row("peak resident memory", fixed(peak / 1e6, 1, "MB"),
             percent_of(peak, weight_bytes + cache_bytes, "weights + cache"));
         if (writes_model) std::cout << "  (this run also wrote the model, which peaks higher: run again for the loader's figure)\n";
-        report["prefill"] = {{"tokens", prefill_tokens}, {"tokens_per_s", prefill_tps}, {"blas", blas_description()}};
+        report["prefill"] = {{"tokens", prefill_tokens}, {"tokens_per_s", prefill_tps}, {"blas", prefill_runs.front().description}};
         report["memory"] = {{"peak_rss_bytes", peak}, {"rss_before_load_bytes", rss_before},
                             {"weights_bytes", weight_bytes}, {"cache_bytes", cache_bytes}};
         report["kernels"] = kernel_target();

@@ -14,6 +14,7 @@ packages=(
   cmake g++ make pkg-config                   # the build
   libxtensor-dev xtl-dev libxsimd-dev         # arrays (xtensor 0.24)
   libxtensor-blas-dev libopenblas-dev liblapack-dev  # matrix products on OpenBLAS
+  libblis4-openmp                             # --blas blis: the second BLAS decodebook-bench compares
   nlohmann-json3-dev                          # config.json, vocab.json, safetensors headers, goldens
   libpcre2-dev                                # GPT-2's Unicode pre-tokenizer regex
   libcxxopts-dev                              # chapter command lines

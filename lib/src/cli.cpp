@@ -107,7 +107,10 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         ("verbose", "print notes on standard error, e.g. the checkpoint's tensors the model does not read")
         ("threads", "threads for the model's kernels and the BLAS (1..64; a second thread helps only when "
                     "the second core is idle)",
-         cxxopts::value<std::string>()->default_value("1"), "N");
+         cxxopts::value<std::string>()->default_value("1"), "N")
+        ("blas", "BLAS library for the prefill's matrix products: openblas (linked), blis (Debian's BLIS), or the "
+                 "path of a CBLAS library; decodebook-bench compares them",
+         cxxopts::value<std::string>()->default_value("openblas"), "NAME");
     if (!info.csv_columns.empty()) {
         options.add_options()("csv", "write the program's data as CSV to FILE (columns: " + info.csv_columns + ")",
                               cxxopts::value<std::string>()->default_value(""), "FILE");
@@ -186,6 +189,7 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
             threads.extra["threads"] = result["threads"].as<std::string>();
             set_num_threads(threads.extra_int("threads", 1, 64));
         }
+        if (const std::string blas = result["blas"].as<std::string>(); blas != "openblas") use_blas(blas);
         if (!info.csv_columns.empty()) {
             cl.csv = result["csv"].as<std::string>();
             if (!cl.csv.empty()) check_writable_file(cl.csv);  // before the run, not after it

@@ -3,6 +3,7 @@
 #include "decodebook/kernels.hpp"
 
 #include <cblas.h>  // OpenBLAS's: sgemm, openblas_set_num_threads, openblas_get_corename
+#include <dlfcn.h>  // use_blas: another CBLAS library, loaded at run time
 #include <omp.h>
 
 #include <algorithm>
@@ -19,6 +20,27 @@ namespace decodebook {
 namespace {
 
 std::atomic<int> g_threads{1};
+
+// The BLAS behind gemm: the linked OpenBLAS unless use_blas loaded another CBLAS library.
+struct Blas {
+    decltype(&cblas_sgemm) sgemm = &cblas_sgemm;
+    void (*set_threads)(int64_t) = nullptr;  // BLIS's bli_thread_set_num_threads (dim_t is 64-bit)
+    std::string description;                 // empty: the linked OpenBLAS (blas_description asks it)
+};
+Blas g_blas;
+
+// Whether this build runs under AddressSanitizer, which refuses dlopen's RTLD_DEEPBIND.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAsan = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAsan = true;
+#else
+constexpr bool kAsan = false;
+#endif
+#else
+constexpr bool kAsan = false;
+#endif
 
 // Each kernel is compiled twice, for x86-64-v3 (AVX2, FMA) and for plain x86-64 (SSE2), and the
 // dynamic loader picks the version the processor runs, once (GCC's target_clones + ifunc). The
@@ -140,6 +162,39 @@ void set_num_threads(int n) {
     if (n < 1) throw Error("--threads must be at least 1 (got " + std::to_string(n) + ")", "pass --threads 1 or 2");
     g_threads = n;
     openblas_set_num_threads(n);
+    if (g_blas.set_threads) g_blas.set_threads(n);
+}
+
+std::string use_blas(const std::string& name) {
+    const std::string fix = "pass --blas openblas (the linked one), --blas blis (Debian's BLIS: apt-get install "
+                            "libblis4-openmp), or the path of a shared library with the CBLAS interface";
+    if (name == "openblas") {
+        g_blas = Blas{};
+        return blas_description();
+    }
+    if (name != "blis" && name.find('/') == std::string::npos) throw Error("unknown BLAS '" + name + "'", fix);
+    const std::string file = name == "blis" ? "libblis.so.4" : name;
+    // RTLD_DEEPBIND: the library's own symbols first, so its cblas_sgemm calls its own sgemm_, not
+    // the linked OpenBLAS's of the same name (AddressSanitizer builds cannot, and measure OpenBLAS there)
+    void* lib = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL | (kAsan ? 0 : RTLD_DEEPBIND));
+    if (!lib) throw Error("cannot load the BLAS '" + name + "': " + dlerror(), fix);
+    Blas blas;
+    blas.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(lib, "cblas_sgemm"));
+    if (!blas.sgemm) throw Error("'" + file + "' has no cblas_sgemm: it is not a CBLAS library", fix);
+    blas.set_threads = reinterpret_cast<void (*)(int64_t)>(dlsym(lib, "bli_thread_set_num_threads"));
+    const auto version = reinterpret_cast<const char* (*)()>(dlsym(lib, "bli_info_get_version_str"));
+    const auto arch_id = reinterpret_cast<int (*)()>(dlsym(lib, "bli_arch_query_id"));
+    const auto arch_name = reinterpret_cast<const char* (*)(int)>(dlsym(lib, "bli_arch_string"));
+    if (version && arch_id && arch_name) {
+        blas.description = std::string("BLIS ") + version() + " (kernels " + arch_name(arch_id()) + ")";
+    } else {
+        Dl_info where{};
+        blas.description = "cblas_sgemm of " + std::string(dladdr(reinterpret_cast<void*>(blas.sgemm), &where) &&
+                                                                       where.dli_fname ? where.dli_fname : file.c_str());
+    }
+    g_blas = blas;
+    if (g_blas.set_threads) g_blas.set_threads(g_threads);
+    return g_blas.description;
 }
 
 int num_threads() { return g_threads; }
@@ -173,7 +228,7 @@ void matvec_transposed(const float* x, size_t B, const float* M, size_t rows, si
 
 void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out, float* y) {
     // y (T, out) = x (T, in) W (in, out), then + bias on every row
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(T), static_cast<int>(out),
+    g_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(T), static_cast<int>(out),
                 static_cast<int>(in), 1.0f, x, static_cast<int>(in), W, static_cast<int>(out), 0.0f, y,
                 static_cast<int>(out));
     if (!bias) return;
@@ -312,6 +367,7 @@ void gelu_in_place(float* x, size_t n) {
 std::string kernel_target() { return runs_x86_64_v3() ? "x86-64-v3 (AVX2, FMA)" : "x86-64 (SSE2)"; }
 
 std::string blas_description() {
+    if (!g_blas.description.empty()) return g_blas.description;
     std::string config = openblas_get_config();  // "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..."
     const size_t space = config.find(' ', config.find(' ') + 1);
     return config.substr(0, space) + " (core " + openblas_get_corename() + ")";

@@ -79,6 +79,16 @@ std::string kernel_target();
 /// The BLAS and the kernels it picked, e.g. "OpenBLAS 0.3.21 (core Zen)". Introduced in chapter 07.
 std::string blas_description();
 
+/// Choose the BLAS library behind gemm (prefill's products), at run time: "openblas" is the one
+/// the build links (the default), "blis" loads Debian's BLIS (libblis.so.4), and a value with a '/'
+/// is the path of any shared library with the CBLAS interface. decodebook-bench measures each;
+/// every program takes it as `--blas`. Decode's matvec does not use a BLAS. Introduced in chapter 07.
+/// @param name openblas, blis, or a library's path
+/// @return blas_description() of the library now in use
+/// @throws Error when the library is unknown, cannot be loaded or has no cblas_sgemm, naming the
+/// package to install.
+std::string use_blas(const std::string& name);
+
 /// This machine's memory read bandwidth in bytes per second: the best of `repeats` sums over a
 /// buffer of `bytes` (far larger than the caches), on `threads` threads.
 /// Introduced in chapter 07.
