@@ -104,8 +104,8 @@ TEST_CASE("matvec and lm_head kernels equal a double-precision loop on odd shape
     std::vector<float> x(B * in), W(in * out), bias(out);
     for (std::vector<float>* v : {&x, &W, &bias})
         for (float& e : *v) e = u(gen);
-    std::vector<float> y(B * out), yt(B * in);
-    matvec(x.data(), B, W.data(), bias.data(), in, out, y.data());
+    std::vector<float> y(B * out), yt(B * in), partial(B * out);
+    matvec(x.data(), B, W.data(), bias.data(), in, out, y.data(), partial.data());
     for (size_t b = 0; b < B; ++b)
         for (size_t j = 0; j < out; ++j) {
             double want = bias[j];
@@ -122,17 +122,25 @@ TEST_CASE("matvec and lm_head kernels equal a double-precision loop on odd shape
             for (size_t j = 0; j < out; ++j) want += static_cast<double>(xo[b * out + j]) * W[r * out + j];
             CHECK(yt[b * in + r] == Approx(want).margin(1e-5));
         }
-    // a row gets the same bits alone, inside the batch, and on two threads
-    std::vector<float> alone(out), two(B * out);
-    matvec(x.data() + in, 1, W.data(), bias.data(), in, out, alone.data());
+    // a row gets the same bits alone, inside the batch, and on two or three threads (each half of
+    // W's rows on its own thread; with three, one half also split by columns)
+    std::vector<float> alone(out), two(B * out), three(B * out), yt2(B * in);
+    matvec(x.data() + in, 1, W.data(), bias.data(), in, out, alone.data(), partial.data());
     {
         Threads t(2);
-        matvec(x.data(), B, W.data(), bias.data(), in, out, two.data());
+        matvec(x.data(), B, W.data(), bias.data(), in, out, two.data(), partial.data());
+        matvec_transposed(xo.data(), B, W.data(), in, out, yt2.data());
+    }
+    {
+        Threads t(3);
+        matvec(x.data(), B, W.data(), bias.data(), in, out, three.data(), partial.data());
     }
     for (size_t j = 0; j < out; ++j) {
         CHECK(alone[j] == y[out + j]);
         CHECK(two[out + j] == y[out + j]);
+        CHECK(three[out + j] == y[out + j]);
     }
+    for (size_t k = 0; k < B * in; ++k) CHECK(yt2[k] == yt[k]);  // lm_head: the same bits on two threads
 }
 
 TEST_CASE("cached prefill and decode equal the independent float64 reference logits", "[kv]") {

@@ -52,14 +52,15 @@ constexpr bool kAsan = false;
 #define DECODEBOOK_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 
-// y[b, j0:j1] += sum_i x[b, i] W[i, j0:j1] for every row b.   x: (B, in), W: (in, out), y: (B, out)
+// y[b, j0:j1] += sum_{i0 <= i < i1} x[b, i] W[i, j0:j1] for every row b.
+//   x: (B, in), W: (in, out), y: (B, out)
 // Four rows of W at a time: each weight is read from memory once for all B rows, and y stays in
 // cache. The order of the sums for one row does not depend on B or on j0/j1.
 DECODEBOOK_CLONES
 void matvec_columns(const float* __restrict x, size_t B, const float* __restrict W, size_t in, size_t out,
-                    size_t j0, size_t j1, float* __restrict y) {
-    size_t i = 0;
-    for (; i + 4 <= in; i += 4) {
+                    size_t i0, size_t i1, size_t j0, size_t j1, float* __restrict y) {
+    size_t i = i0;
+    for (; i + 4 <= i1; i += 4) {
         const float* w0 = W + i * out;
         const float* w1 = w0 + out;
         const float* w2 = w1 + out;
@@ -71,7 +72,7 @@ void matvec_columns(const float* __restrict x, size_t B, const float* __restrict
             for (size_t j = j0; j < j1; ++j) yb[j] += x0 * w0[j] + x1 * w1[j] + x2 * w2[j] + x3 * w3[j];
         }
     }
-    for (; i < in; ++i) {
+    for (; i < i1; ++i) {
         const float* w = W + i * out;
         for (size_t b = 0; b < B; ++b) {
             const float xi = x[b * in + i];
@@ -81,24 +82,56 @@ void matvec_columns(const float* __restrict x, size_t B, const float* __restrict
     }
 }
 
+// One dot product's total: its sixteen partial sums in lane order, then the last n % 16 products.
+inline __attribute__((always_inline)) float dot_total(const float* acc, const float* m, const float* xb, size_t n16,
+                                                      size_t n) {
+    float sum = 0;
+    for (size_t k = 0; k < 16; ++k) sum += acc[k];
+    for (size_t i = n16; i < n; ++i) sum += m[i] * xb[i];
+    return sum;
+}
+
 // y[b, r] = M[r, :] . x[b, :] for r in [r0, r1).   x: (B, n), M: (rows, n), y: (B, rows)
 // Sixteen partial sums per dot product (the compiler turns them into vector lanes), then one total.
+// Four rows a quarter of the range apart are read side by side: four memory streams in flight
+// read faster than one (as matvec_columns reads four rows of W). Each row's sums run in the same
+// order whichever of the four it is, so the result does not depend on r0, r1 or the threads.
 DECODEBOOK_CLONES
 void dot_rows(const float* __restrict x, size_t B, const float* __restrict M, size_t rows, size_t n, size_t r0,
               size_t r1, float* __restrict y) {
     constexpr size_t L = 16;
     const size_t n16 = n - n % L;
-    for (size_t r = r0; r < r1; ++r) {
+    const size_t quarter = (r1 - r0) / 4;
+    for (size_t r = r0; r < r0 + quarter; ++r) {
+        const float* m0 = M + r * n;
+        const float* m1 = m0 + quarter * n;
+        const float* m2 = m1 + quarter * n;
+        const float* m3 = m2 + quarter * n;
+        for (size_t b = 0; b < B; ++b) {
+            const float* xb = x + b * n;
+            float a0[L] = {}, a1[L] = {}, a2[L] = {}, a3[L] = {};
+            for (size_t i = 0; i < n16; i += L) {
+                for (size_t k = 0; k < L; ++k) {
+                    a0[k] += m0[i + k] * xb[i + k];
+                    a1[k] += m1[i + k] * xb[i + k];
+                    a2[k] += m2[i + k] * xb[i + k];
+                    a3[k] += m3[i + k] * xb[i + k];
+                }
+            }
+            y[b * rows + r] = dot_total(a0, m0, xb, n16, n);
+            y[b * rows + r + quarter] = dot_total(a1, m1, xb, n16, n);
+            y[b * rows + r + 2 * quarter] = dot_total(a2, m2, xb, n16, n);
+            y[b * rows + r + 3 * quarter] = dot_total(a3, m3, xb, n16, n);
+        }
+    }
+    for (size_t r = r0 + 4 * quarter; r < r1; ++r) {  // the last (r1 - r0) % 4 rows, one at a time
         const float* m = M + r * n;
         for (size_t b = 0; b < B; ++b) {
             const float* xb = x + b * n;
             float acc[L] = {};
             for (size_t i = 0; i < n16; i += L)
                 for (size_t k = 0; k < L; ++k) acc[k] += m[i + k] * xb[i + k];
-            float sum = 0;
-            for (size_t k = 0; k < L; ++k) sum += acc[k];
-            for (size_t i = n16; i < n; ++i) sum += m[i] * xb[i];
-            y[b * rows + r] = sum;
+            y[b * rows + r] = dot_total(acc, m, xb, n16, n);
         }
     }
 }
@@ -112,6 +145,26 @@ float sum_floats(const float* __restrict p, size_t n) {
         for (size_t k = 0; k < L; ++k) acc[k] += p[i + k];
     float sum = 0;
     for (size_t k = 0; k < L; ++k) sum += acc[k];
+    return sum;
+}
+
+// The same sum read as four streams a quarter of the buffer apart: more reads in flight than one
+// stream, which some processors need to reach their full bandwidth (the kernels read that way).
+DECODEBOOK_CLONES
+float sum_floats_4(const float* __restrict p, size_t n) {
+    constexpr size_t L = 16;
+    const size_t q = n / 4 / L * L;
+    float a0[L] = {}, a1[L] = {}, a2[L] = {}, a3[L] = {};
+    for (size_t i = 0; i < q; i += L) {
+        for (size_t k = 0; k < L; ++k) {
+            a0[k] += p[i + k];
+            a1[k] += p[q + i + k];
+            a2[k] += p[2 * q + i + k];
+            a3[k] += p[3 * q + i + k];
+        }
+    }
+    float sum = sum_floats(p + 4 * q, n - 4 * q);
+    for (size_t k = 0; k < L; ++k) sum += a0[k] + a1[k] + a2[k] + a3[k];
     return sum;
 }
 
@@ -200,19 +253,37 @@ std::string use_blas(const std::string& name) {
 int num_threads() { return g_threads; }
 
 // [ch07:matvec]
-void matvec(const float* x, size_t B, const float* W, const float* bias, size_t in, size_t out, float* y) {
-    // y (B, out) starts as the bias, then gains x (B, in) W (in, out)
+void matvec(const float* x, size_t B, const float* W, const float* bias, size_t in, size_t out, float* y,
+            float* partial) {
+    // y (B, out) = x (B, in) W (in, out) + bias, W's rows in two fixed halves: y starts as the bias
+    // and gains rows [0, h); partial (B, out) gains rows [h, in); then y += partial. Every sum runs
+    // in the same order for any B and any number of threads.
+    const size_t h = in / 2 / 4 * 4;
     for (size_t b = 0; b < B; ++b) {
         if (bias) std::memcpy(y + b * out, bias, out * sizeof(float));
         else std::fill(y + b * out, y + (b + 1) * out, 0.0f);
     }
+    std::fill(partial, partial + B * out, 0.0f);
     const int threads = g_threads;
-    if (threads == 1) return matvec_columns(x, B, W, in, out, 0, out, y);
+    if (threads == 1) {
+        matvec_columns(x, B, W, in, out, 0, h, 0, out, y);
+        matvec_columns(x, B, W, in, out, h, in, 0, out, partial);
+    } else {
 #pragma omp parallel num_threads(threads)
-    {  // each thread owns a block of output columns
-        const auto [j0, j1] = chunk(out, omp_get_num_threads(), omp_get_thread_num());
-        matvec_columns(x, B, W, in, out, j0, j1, y);
+        {  // two threads: each streams one contiguous half of W; more: each half split by columns
+            const int n = omp_get_num_threads(), t = omp_get_thread_num();
+            if (n == 1) {
+                matvec_columns(x, B, W, in, out, 0, h, 0, out, y);
+                matvec_columns(x, B, W, in, out, h, in, 0, out, partial);
+            } else {
+                const int half = t % 2;
+                const auto [j0, j1] = chunk(out, (n - half + 1) / 2, t / 2);
+                if (half == 0) matvec_columns(x, B, W, in, out, 0, h, j0, j1, y);
+                else matvec_columns(x, B, W, in, out, h, in, j0, j1, partial);
+            }
+        }
     }
+    for (size_t k = 0; k < B * out; ++k) y[k] += partial[k];
 }
 // [/ch07:matvec]
 
@@ -380,15 +451,17 @@ double measure_read_bandwidth(size_t bytes, int threads, int repeats) {
     double best = 1e30;
     volatile float sink = 0;
     for (int r = 0; r < repeats; ++r) {
-        const auto start = std::chrono::steady_clock::now();
-        float total = 0;
+        for (const bool four_streams : {false, true}) {  // the faster way of reading counts
+            const auto start = std::chrono::steady_clock::now();
+            float total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
-        {
-            const auto [b, e] = chunk(n, omp_get_num_threads(), omp_get_thread_num());
-            total += sum_floats(buffer.data() + b, e - b);
+            {
+                const auto [b, e] = chunk(n, omp_get_num_threads(), omp_get_thread_num());
+                total += four_streams ? sum_floats_4(buffer.data() + b, e - b) : sum_floats(buffer.data() + b, e - b);
+            }
+            sink = sink + total;
+            best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
         }
-        sink = sink + total;
-        best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     return static_cast<double>(n * sizeof(float)) / best;
 }

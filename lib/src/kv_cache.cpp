@@ -85,6 +85,7 @@ KvCache::KvCache(const ModelConfig& config, size_t rows, size_t capacity) : capa
     scratch_.att = xt::zeros<float>({rows, C});
     scratch_.proj = xt::zeros<float>({rows, C});
     scratch_.hidden = xt::zeros<float>({rows, 4 * C});
+    scratch_.partial = xt::zeros<float>({rows, 4 * C});
     scratch_.scores = xt::zeros<float>({rows, capacity});
     scratch_.logits = xt::zeros<float>({rows, V});
 }

@@ -119,7 +119,7 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
                              float* out_rows) {
         const size_t in = w.shape(0), out = w.shape(1);
         if (use_gemm) gemm(in_rows, B, w.data(), bias.data(), in, out, out_rows);
-        else matvec(in_rows, B, w.data(), bias.data(), in, out, out_rows);
+        else matvec(in_rows, B, w.data(), bias.data(), in, out, out_rows, s.partial.data());
     };
     // x = token embedding + position embedding of each row's next position   (B, C)
     for (size_t i = 0; i < B; ++i) {

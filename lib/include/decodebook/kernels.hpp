@@ -21,10 +21,21 @@ void set_num_threads(int n);
 int num_threads();
 
 /// y (B, out) = x (B, in) W (in, out) + bias (out), rows of x and y contiguous; W in HF Conv1D
-/// orientation, streamed once for all B rows. Each row's sums run in the same order whatever
-/// B is, so a row gets the same bits alone and inside a batch. bias may be null.
+/// orientation, streamed once for all B rows. W's rows are summed in two fixed halves, the second
+/// into `partial`, then added: two threads each stream one contiguous half (faster than both
+/// reading every row), and each row's sums run in the same order whatever B and the thread count
+/// are, so a row gets the same bits alone, inside a batch and on any number of threads.
 /// Introduced in chapter 07.
-void matvec(const float* x, size_t B, const float* W, const float* bias, size_t in, size_t out, float* y);
+/// @param x (B, in) the input rows
+/// @param B how many rows
+/// @param W (in, out) the weights
+/// @param bias (out), or null for none
+/// @param in the input width
+/// @param out the output width
+/// @param y (B, out) the result, overwritten
+/// @param partial scratch of B x out floats (the second half's sums)
+void matvec(const float* x, size_t B, const float* W, const float* bias, size_t in, size_t out, float* y,
+            float* partial);
 
 /// y (B, rows) = x (B, n) M^T for a row-major M (rows, n): the tied lm_head (M = wte), one dot
 /// product per vocabulary entry, streamed once for all B rows. Introduced in chapter 07.
@@ -89,8 +100,10 @@ std::string blas_description();
 /// package to install.
 std::string use_blas(const std::string& name);
 
-/// This machine's memory read bandwidth in bytes per second: the best of `repeats` sums over a
-/// buffer of `bytes` (far larger than the caches), on `threads` threads.
+/// This machine's memory read bandwidth in bytes per second: the best of `repeats` rounds, each
+/// summing a buffer of `bytes` (far larger than the caches) twice on `threads` threads, once read
+/// as one stream and once as four streams a quarter apart (as the kernels read; some processors
+/// need several streams in flight to reach their bandwidth).
 /// Introduced in chapter 07.
 double measure_read_bandwidth(size_t bytes, int threads, int repeats = 5);
 

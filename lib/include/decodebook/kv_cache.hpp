@@ -87,6 +87,7 @@ private:
         xt::xtensor<float, 2> att;     // (rows, C) attention output
         xt::xtensor<float, 2> proj;    // (rows, C) a projection's output
         xt::xtensor<float, 2> hidden;  // (rows, 4C) MLP hidden layer
+        xt::xtensor<float, 2> partial; // (rows, 4C) matvec's second half of W's rows
         xt::xtensor<float, 2> scores;  // (rows, capacity) attention scores of one head
         xt::xtensor<float, 2> logits;  // (rows, V)
     };
