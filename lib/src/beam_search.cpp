@@ -230,12 +230,16 @@ std::vector<Hypothesis> beam_search(const Gpt2& model, const Tokenizer& tokenize
     const std::vector<int> eos_ids = check_request(mc, prompt, config);
     std::vector<Hypothesis> out = beam_search(model_log_probs(model, prompt, config, eos_ids), eos_ids,
                                               static_cast<int>(prompt.size()), config, trace);
-    for (Hypothesis& h : out) {
+    fill_texts(out, tokenizer);
+    return out;
+}
+
+void fill_texts(std::vector<Hypothesis>& hypotheses, const Tokenizer& tokenizer) {
+    for (Hypothesis& h : hypotheses) {
         PlainTextStream stream;
         for (int id : h.ids) h.text += stream.push(tokenizer.token_bytes(id));
         h.text += stream.flush();
     }
-    return out;
 }
 // [/ch05:model-seam]
 

@@ -215,11 +215,7 @@ std::vector<Hypothesis> beam_search_cached(const Gpt2& model, const Tokenizer& t
     KvCache cache(mc, static_cast<size_t>(config.num_beams), capacity_for(mc, prompt.size(), config.max_new_tokens));
     std::vector<Hypothesis> out = beam_search(cached_log_probs(model, prompt, config, eos_ids, cache), eos_ids,
                                               static_cast<int>(prompt.size()), config, trace);
-    for (Hypothesis& h : out) {
-        PlainTextStream stream;
-        for (int id : h.ids) h.text += stream.push(tokenizer.token_bytes(id));
-        h.text += stream.flush();
-    }
+    fill_texts(out, tokenizer);
     return out;
 }
 

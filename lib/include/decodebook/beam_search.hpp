@@ -113,6 +113,11 @@ std::vector<Hypothesis> beam_search(const NextLogProbs& next, const std::vector<
 std::vector<Hypothesis> beam_search(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<int>& prompt,
                                     const GenerationConfig& config, BeamTrace* trace = nullptr);
 
+/// Fill in each hypothesis's text from its ids, through a PlainTextStream as the general loop
+/// streams text (a split UTF-8 character is completed or flushed at the end). Both beam searches
+/// finish with it. Introduced in chapter 05.
+void fill_texts(std::vector<Hypothesis>& hypotheses, const Tokenizer& tokenizer);
+
 /// log(softmax(logits)), computed in double. Introduced in chapter 05.
 xt::xtensor<float, 1> log_softmax(const xt::xtensor<float, 1>& logits);
 
