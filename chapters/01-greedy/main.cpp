@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
         if (loop.period > 0) {
             const std::vector<int> cycle(first.begin() + static_cast<long>(loop.start),
                                          first.begin() + static_cast<long>(loop.start + loop.period));
-            std::printf("Repetition loop: from new token %zu on, a %zu-token cycle repeats %.1f times:\n  %s\n"
+            std::printf("Repetition loop: from new token %zu on, a cycle of %zu tokens repeats %.1f times:\n  %s\n"
                         "Once the context repeats, the argmax tends to repeat too: greedy has no randomness to\n"
                         "leave the loop, so only a rare shift in the logits, the length limit or <|endoftext|> ends it.\n"
                         "(Chapters 02-04 break such loops with sampling and penalties.)\n",
