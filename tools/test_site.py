@@ -13,7 +13,9 @@ through chromium-driver with Debian's python3-selenium, and checks that:
      (localStorage);
   4. nothing came from the network (every script, stylesheet and image is a local file) and the
      browser console has no errors;
-  5. no page shows the build machine's own paths (program output names the embedded model by its
+  5. at 1280 pixels, no chapter's code or output block needs a scroll bar unless one of its lines
+     is longer than 110 characters (the article takes the width furo's hidden contents leave);
+  6. no page shows the build machine's own paths (program output names the embedded model by its
      folder's name, not by where this checkout happens to live).
 Saves a full-page screenshot of chapter 00 (after the quiz click) to --screenshot.
 Prints one line per check; exits 1 if any failed.
@@ -184,6 +186,23 @@ def check_chapter(c: Checks, driver, site: str, screenshot: str) -> None:
     c.check(os.path.getsize(screenshot) > 10000, f"screenshot saved: {screenshot}")
 
 
+def check_wide_blocks(c: Checks, driver, site: str) -> None:
+    """Every chapter page at 1280 px: blocks that scroll, and whether a long line explains it."""
+    driver.set_window_size(1280, 1000)
+    chapters = sorted(p for p in os.listdir(os.path.join(site, "chapters")) if p.endswith(".html"))
+    clipped = []
+    for page in chapters:
+        driver.get(page_url(site, "chapters/" + page))
+        widths = driver.execute_script(
+            "return Array.from(document.querySelectorAll('div.highlight pre'))"
+            ".filter(p => p.scrollWidth > p.clientWidth + 2)"
+            ".map(p => Math.max(...p.textContent.split('\\n').map(l => l.length)));")
+        clipped += [f"{page} ({w} columns)" for w in widths if w <= 110]
+    c.check(bool(chapters) and not clipped,
+            f"at 1280 px no code or output block of lines up to 110 columns scrolls ({len(chapters)} chapter pages)",
+            ", ".join(clipped[:10]))
+
+
 def check_no_local_paths(c: Checks, site: str) -> None:
     """Every built page, searched for this checkout's absolute path (no browser needed)."""
     checkout = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
@@ -215,7 +234,7 @@ def main() -> int:
         except WebDriverException as e:
             sys.exit(f"test_site: could not start headless Chromium: {e.msg}")
         try:
-            for check in (check_landing, check_chapter):
+            for check in (check_landing, check_chapter, lambda c, d, s, _: check_wide_blocks(c, d, s)):
                 try:
                     check(c, driver, args.site, args.screenshot)
                 except WebDriverException as e:  # a missing element or a failed click: report, go on
