@@ -251,6 +251,28 @@ TEST_CASE("invariant kernels give a row the same bits alone and in a batch", "[k
     }
 }
 
+TEST_CASE("decode gives the same bits on one thread and on two", "[kv][batch]") {
+    // the matvec's halves, the lm_head's rows and attention's (row, head) pairs split among the
+    // threads, but no sum changes order
+    const ModelConfig& mc = model().config();
+    const std::vector<std::vector<int>> prompts = {tokenizer().encode("The cat"), tokenizer().encode("A fortune:")};
+    KvCache one(mc, 2, 16), two(mc, 2, 16);
+    for (size_t i = 0; i < 2; ++i) {
+        model().prefill(prompts[i], one, i);
+        model().prefill(prompts[i], two, i);
+    }
+    const size_t V = static_cast<size_t>(mc.vocab_size);
+    for (int step = 0; step < 3; ++step) {
+        model().decode({5, 9}, {0, 1}, one, BatchKernels::Invariant);
+        {
+            Threads t(2);
+            model().decode({5, 9}, {0, 1}, two, BatchKernels::Invariant);
+        }
+        INFO("step " << step);
+        CHECK(max_abs_diff(one.logits().data(), two.logits().data(), 2 * V) == 0.0f);
+    }
+}
+
 TEST_CASE("beam search on the cache returns the reference's beams", "[kv][beam]") {
     const nlohmann::json file = golden::load("beams.json");
     REQUIRE(file["cases"].size() >= 8);

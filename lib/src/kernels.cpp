@@ -308,28 +308,46 @@ void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in
 }
 
 // [ch07:attend]
+// One head h of one query: out_h (D) = softmax(q_h . k_s,h / sqrt(D)) . v_s,h over s < length
+static void attend_head(const float* q, const float* keys, const float* values, size_t length, size_t stride, size_t D,
+                 size_t h, float* scores, float* out) {
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    // scores_s = q_h . k_s,h / sqrt(D) for every cached position s (all are in the past)
+    float max = -INFINITY;
+    for (size_t s = 0; s < length; ++s) {
+        scores[s] = dot(q + h * D, keys + s * stride + h * D, D) * scale;
+        max = std::max(max, scores[s]);
+    }
+    float sum = 0;
+    for (size_t s = 0; s < length; ++s) {
+        scores[s] = std::exp(scores[s] - max);
+        sum += scores[s];
+    }
+    for (size_t s = 0; s < length; ++s) scores[s] /= sum;
+    // out_h = sum_s softmax(scores)_s v_s,h
+    weighted_sum(scores, values + h * D, length, stride, D, out + h * D);
+}
+
 void attend(const float* q, const float* keys, const float* values, size_t length, size_t stride, size_t C,
             int n_head, float* scores, float* out) {
-    const size_t H = static_cast<size_t>(n_head), D = C / H;
-    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
-    for (size_t h = 0; h < H; ++h) {
-        // scores_s = q_h . k_s,h / sqrt(D) for every cached position s (all are in the past)
-        float max = -INFINITY;
-        for (size_t s = 0; s < length; ++s) {
-            scores[s] = dot(q + h * D, keys + s * stride + h * D, D) * scale;
-            max = std::max(max, scores[s]);
-        }
-        float sum = 0;
-        for (size_t s = 0; s < length; ++s) {
-            scores[s] = std::exp(scores[s] - max);
-            sum += scores[s];
-        }
-        for (size_t s = 0; s < length; ++s) scores[s] /= sum;
-        // out_h = sum_s softmax(scores)_s v_s,h
-        weighted_sum(scores, values + h * D, length, stride, D, out + h * D);
-    }
+    const size_t H = static_cast<size_t>(n_head);
+    for (size_t h = 0; h < H; ++h) attend_head(q, keys, values, length, stride, C / H, h, scores, out);
 }
 // [/ch07:attend]
+
+void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* keys, const float* const* values,
+                 const size_t* lengths, size_t C, int n_head, float* scores, size_t scores_stride, float* out) {
+    // every (row, head) pair is independent: threads share them, each with its own scores
+    const long pairs = static_cast<long>(B) * n_head;
+    const size_t H = static_cast<size_t>(n_head);
+    const int threads = g_threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && pairs > 1)
+    for (long p = 0; p < pairs; ++p) {
+        const size_t b = static_cast<size_t>(p) / H, h = static_cast<size_t>(p) % H;
+        attend_head(q + b * q_stride, keys[b], values[b], lengths[b], C, C / H, h,
+                    scores + static_cast<size_t>(p) * scores_stride, out + b * C);
+    }
+}
 
 void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys, const float* values, size_t L0,
                    size_t C, int n_head, float* scores, float* out) {

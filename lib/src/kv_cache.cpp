@@ -86,7 +86,10 @@ KvCache::KvCache(const ModelConfig& config, size_t rows, size_t capacity) : capa
     scratch_.proj = xt::zeros<float>({rows, C});
     scratch_.hidden = xt::zeros<float>({rows, 4 * C});
     scratch_.partial = xt::zeros<float>({rows, 4 * C});
-    scratch_.scores = xt::zeros<float>({rows, capacity});
+    scratch_.scores = xt::zeros<float>({rows * static_cast<size_t>(config.n_head), capacity});
+    scratch_.keys.assign(rows, nullptr);
+    scratch_.values.assign(rows, nullptr);
+    scratch_.lengths.assign(rows, 0);
     scratch_.logits = xt::zeros<float>({rows, V});
 }
 

@@ -132,14 +132,16 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
         layer_norm_rows(x, B, C, b.ln_1_g.data(), b.ln_1_b.data(), eps, xn);
         product(xn, b.c_attn_w, b.c_attn_b, qkv);  // (B, 3C)
         for (size_t i = 0; i < B; ++i) {
-            // append this row's key and value, then attend over its positions 0..pos
+            // append this row's key and value; it then attends over its positions 0..pos
             const size_t pos = cache.length(rows[i]);
             float* K = cache.keys(l).data() + rows[i] * cap * C;  // (capacity, C)
             float* V = cache.values(l).data() + rows[i] * cap * C;
             std::copy_n(qkv + i * 3 * C + C, C, K + pos * C);
             std::copy_n(qkv + i * 3 * C + 2 * C, C, V + pos * C);
-            attend(qkv + i * 3 * C, K, V, pos + 1, C, C, config_.n_head, s.scores.data() + i * cap, att + i * C);
+            s.keys[i] = K, s.values[i] = V, s.lengths[i] = pos + 1;
         }
+        attend_rows(qkv, 3 * C, B, s.keys.data(), s.values.data(), s.lengths.data(), C, config_.n_head,
+                    s.scores.data(), cap, att);
         product(att, b.attn_proj_w, b.attn_proj_b, proj);
         for (size_t i = 0; i < B * C; ++i) x[i] += proj[i];
         layer_norm_rows(x, B, C, b.ln_2_g.data(), b.ln_2_b.data(), eps, xn);

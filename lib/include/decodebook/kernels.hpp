@@ -61,6 +61,23 @@ void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in
 void attend(const float* q, const float* keys, const float* values, size_t length, size_t stride, size_t C,
             int n_head, float* scores, float* out);
 
+/// attend() for B rows at once, decode's attention: every (row, head) pair is independent, so the
+/// threads share them. Each pair's arithmetic is attend's, so the result does not depend on B or
+/// on the thread count. Introduced in chapter 07.
+/// @param q (B, q_stride) rows whose first C floats are the queries
+/// @param q_stride floats from one query row to the next (3C inside the fused projection)
+/// @param B how many rows
+/// @param keys B pointers: each row's position 0 of its cached keys, rows C floats apart
+/// @param values B pointers, laid out as the keys
+/// @param lengths B counts: how many positions each row attends over
+/// @param C the width: n_head heads of C / n_head
+/// @param n_head the number of heads
+/// @param scores scratch of B x n_head x scores_stride floats
+/// @param scores_stride at least the longest length
+/// @param out (B, C) the result, overwritten
+void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* keys, const float* const* values,
+                 const size_t* lengths, size_t C, int n_head, float* scores, size_t scores_stride, float* out);
+
 /// Causal attention of T new queries at positions L0..L0+T-1 over the cache's positions
 /// 0..L0+T-1, each query seeing only positions up to its own, as two GEMMs per head
 /// (scores = Q K^T, out = softmax(scores) V): prefill's attention. Introduced in chapter 07.

@@ -88,7 +88,9 @@ private:
         xt::xtensor<float, 2> proj;    // (rows, C) a projection's output
         xt::xtensor<float, 2> hidden;  // (rows, 4C) MLP hidden layer
         xt::xtensor<float, 2> partial; // (rows, 4C) matvec's second half of W's rows
-        xt::xtensor<float, 2> scores;  // (rows, capacity) attention scores of one head
+        xt::xtensor<float, 2> scores;  // (rows x n_head, capacity) attention scores, one row per head
+        std::vector<const float*> keys, values;  // (rows) each decode row's cached keys and values
+        std::vector<size_t> lengths;             // (rows) how many positions each decode row attends over
         xt::xtensor<float, 2> logits;  // (rows, V)
     };
 
