@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iostream>
 #include <numeric>
+#include <system_error>
 
 #include <nlohmann/json.hpp>
 
@@ -169,7 +170,12 @@ int main(int argc, char** argv) {
         const bool writes_model = !fs::exists(fs::path(dir) / "model.safetensors");
         if (writes_model) {
             std::cout << "writing a GPT-2-124M-shaped model with random weights to " << dir << " (once) ...\n";
-            fs::create_directories(dir);
+            std::error_code ec;
+            fs::create_directories(dir, ec);
+            if (ec || !fs::is_directory(dir)) {
+                throw Error("cannot make the model folder '" + dir + "': " + (ec ? ec.message() : "not a folder"),
+                            "pass --gpt2-small-dir with a folder that can be written (or remove a dangling link)");
+            }
             write_random_gpt2(dir, gpt2_small_config(), 1, DType::F16);  // as decodebook-random-model --gpt2-small
         }
         std::cout << "decodebook-bench: GPT-2 124M shape, random weights, float32, greedy\n";
