@@ -5,7 +5,9 @@
 
 Numbers come from models/fortunes-gpt2/training-report.json (written by models/training/train_model.py);
 samples are produced by the shipped binaries (BUILD/chapter-01's greedy decoding through
-decodebook-generate), with the exact commands printed in the card.
+decodebook-generate), with the exact commands printed in the card. Retraining attempts that were
+not shipped are listed from models/training/attempts.json: each entry holds the attempt's own
+training-report.json as train_model.py wrote it.
 """
 import argparse
 import json
@@ -14,6 +16,10 @@ import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = os.path.join(ROOT, "models", "fortunes-gpt2")
+ATTEMPTS = os.path.join(ROOT, "models", "training", "attempts.json")
+# A retrained model replaces the shipped one only if it is at least this much better on the
+# held-out split (nats/token): every golden file and chapter page changes with the model.
+SHIP_MARGIN = 0.15
 
 SAMPLES = [
     ["--prompt", "The best way to", "--temperature", "0", "-n", "40"],
@@ -29,6 +35,36 @@ def sample(build: str, args: list[str]) -> str:
     out = subprocess.run([exe, *args], capture_output=True, text=True, check=True,
                          env={**os.environ, "OPENBLAS_NUM_THREADS": "1"}).stdout
     return out.rstrip("\n")
+
+
+def attempts_section(shipped: dict) -> str:
+    """The card's record of retraining attempts (empty when there were none)."""
+    if not os.path.exists(ATTEMPTS):
+        return ""
+    with open(ATTEMPTS) as f:
+        doc = json.load(f)
+    rows, notes = [], []
+    for i, attempt in enumerate(doc["attempts"], 1):
+        rep, a = attempt["report"], attempt["report"]["args"]
+        gain = shipped["model_nats_per_token"] - rep["model_nats_per_token"]
+        verdict = "better by the margin" if gain >= SHIP_MARGIN else "not shipped"
+        rows.append(f"| {i} | {a['n_layer']} × {a['n_head']} × {a['n_embd']} | {rep['parameters']:,} | "
+                    f"{a['steps']} × {a['batch']} × {a['n_ctx']} | {a['lr']} | {a['dropout']} | {rep['threads']} | "
+                    f"{rep['training_seconds'] / 60:.0f} | {rep['model_nats_per_token']:.3f} | {gain:+.3f} | {verdict} |")
+        notes.append(f"{i}. {attempt['note']}")
+    return f"""## Attempts at a better model
+
+A retrained model replaces this one only if its held-out loss is at least {SHIP_MARGIN} nats/token
+lower (every golden file and chapter page would change with it). Tried so far, each measured as
+above (best checkpoint, float16, the same validation split):
+
+| # | layers × heads × width | parameters | steps × batch × context | lr | dropout | threads | minutes | nats / token | gain | |
+|---|---|---|---|---|---|---|---|---|---|---|
+{chr(10).join(rows)}
+
+{chr(10).join(notes)}
+
+"""
 
 
 def main() -> None:
@@ -114,7 +150,7 @@ with OpenBLAS: {r['training_seconds'] / 60:.0f} minutes on this project's 2-core
 running). Half the training windows start at a document boundary, so generation from position 0
 reads like the start of a fortune. Exact numbers may differ with another thread count or BLAS.
 
-## Samples
+{attempts_section(r)}## Samples
 
 Produced by the shipped C++ (`/usr/bin/python3 models/training/model_card.py` reruns them):
 
