@@ -189,7 +189,10 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
             threads.extra["threads"] = result["threads"].as<std::string>();
             set_num_threads(threads.extra_int("threads", 1, 64));
         }
-        if (const std::string blas = result["blas"].as<std::string>(); blas != "openblas") use_blas(blas);
+        if (const std::string blas = result["blas"].as<std::string>(); blas != "openblas") {
+            const std::string description = use_blas(blas);
+            if (result.count("verbose")) std::cerr << "note: prefill's matrix products run on " << description << "\n";
+        }
         if (!info.csv_columns.empty()) {
             cl.csv = result["csv"].as<std::string>();
             if (!cl.csv.empty()) check_writable_file(cl.csv);  // before the run, not after it
