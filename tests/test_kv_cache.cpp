@@ -10,6 +10,8 @@
 #include "decodebook/error.hpp"
 #include "decodebook/kernels.hpp"
 #include "decodebook/kv_cache.hpp"
+#include "decodebook/safetensors.hpp"
+#include "decodebook/weight_allocator.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;
@@ -23,6 +25,13 @@ float max_abs_diff(const float* a, const float* b, size_t n) {
     for (size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(a[i] - b[i]));
     return worst;
 }
+
+// AddressSanitizer builds keep every weight in operator new's memory, so ASan checks it.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
 
 // Restores one thread when a test that changed it ends (even on failure).
 struct Threads {
@@ -321,4 +330,24 @@ TEST_CASE("the vectorised GELU equals the tanh formula in double", "[kv][kernels
         INFO("gelu(" << v << ")");
         CHECK(y[i] == Approx(want).epsilon(2e-6).margin(1e-12));
     }
+}
+
+TEST_CASE("weights of 2 MiB or more start on a 2 MiB boundary and hold what is written", "[kv][memory]") {
+    // 3 MiB + 5 floats: one whole huge page, then a tail in ordinary pages; and a small tensor
+    for (const size_t n : {(size_t{3} << 18) + 5, size_t{1000}}) {
+        std::vector<float, WeightAllocator<float>> w(n);
+        for (size_t i = 0; i < n; ++i) w[i] = static_cast<float>(i % 977);
+        if (n * sizeof(float) >= (size_t{2} << 20) && !kSanitized) {
+            CHECK(reinterpret_cast<uintptr_t>(w.data()) % (size_t{2} << 20) == 0);
+        }
+        size_t wrong = 0;
+        for (size_t i = 0; i < n; ++i) wrong += w[i] != static_cast<float>(i % 977);
+        CHECK(wrong == 0);
+    }
+    // the loader's tensors move into a TensorMap (and from there into the model) without a copy
+    WeightArray a = WeightArray::from_shape({size_t{1} << 20});
+    const float* data = a.data();
+    TensorMap m;
+    m.emplace("t", std::move(a));
+    CHECK(m.at("t").data() == data);
 }

@@ -115,7 +115,7 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
     // y (B, out) = x (B, in) W + bias: a few rows stream the weights (matvec), a large batch goes to
     // GEMM, unless the caller asks for one kernel at every size (Invariant: the matvec; Gemm: GEMM)
     const bool use_gemm = kernels == BatchKernels::Gemm || (kernels == BatchKernels::Fast && B >= kGemmFromRows);
-    const auto product = [&](const float* in_rows, const xt::xtensor<float, 2>& w, const xt::xtensor<float, 1>& bias,
+    const auto product = [&](const float* in_rows, const WeightTensor<2>& w, const WeightTensor<1>& bias,
                              float* out_rows) {
         const size_t in = w.shape(0), out = w.shape(1);
         if (use_gemm) gemm(in_rows, B, w.data(), bias.data(), in, out, out_rows);

@@ -16,18 +16,20 @@ namespace {
 
 using Matrix = xt::xtensor<float, 2>;
 using Vector = xt::xtensor<float, 1>;
+using Weights = WeightTensor<2>;  // a weight matrix (chapter 07 keeps weights in huge pages)
+using Gains = WeightTensor<1>;    // a weight vector: a bias or a LayerNorm gain
 
 // Find a tensor by its HF name, with or without the "transformer." prefix, and check its shape.
 template <size_t N>
 // The tensor's memory moves into the result (no copy: loading peaks at one copy of the weights).
-xt::xtensor<float, N> take(TensorMap& tensors, const std::string& name, std::vector<size_t> shape) {
+WeightTensor<N> take(TensorMap& tensors, const std::string& name, std::vector<size_t> shape) {
     auto it = tensors.find(name);
     if (it == tensors.end()) it = tensors.find("transformer." + name);
     if (it == tensors.end()) {
         throw Error("model weights have no tensor '" + name + "'",
                     "use a GPT-2 checkpoint with Hugging Face tensor names (h.0.attn.c_attn.weight, ...)");
     }
-    const xt::xarray<float>& t = it->second;
+    const WeightArray& t = it->second;
     if (std::vector<size_t>(t.shape().begin(), t.shape().end()) != shape) {
         std::string want, got;
         for (size_t d : shape) want += (want.empty() ? "" : ", ") + std::to_string(d);
@@ -39,11 +41,11 @@ xt::xtensor<float, N> take(TensorMap& tensors, const std::string& name, std::vec
     std::copy(shape.begin(), shape.end(), dims.begin());
     std::array<std::ptrdiff_t, N> strides;
     xt::compute_strides(dims, xt::layout_type::row_major, strides);
-    return xt::xtensor<float, N>(std::move(it->second.storage()), std::move(dims), std::move(strides));
+    return WeightTensor<N>(std::move(it->second.storage()), std::move(dims), std::move(strides));
 }
 
 // y = x W + b for every row of x.   x: (T, in), W: (in, out), b: (out) -> (T, out)
-Matrix linear(const Matrix& x, const Matrix& w, const Vector& b) {
+Matrix linear(const Matrix& x, const Weights& w, const Gains& b) {
     Matrix y = xt::linalg::dot(x, w);
     const size_t rows = y.shape(0), cols = y.shape(1);
     float* py = y.data();
@@ -54,7 +56,7 @@ Matrix linear(const Matrix& x, const Matrix& w, const Vector& b) {
 
 // Normalise each row to zero mean and unit variance, then scale and shift.   x: (T, C)
 // (kernels.cpp holds the arithmetic, shared with chapter 07's cached path.)
-Matrix layer_norm(const Matrix& x, const Vector& g, const Vector& b, float eps) {
+Matrix layer_norm(const Matrix& x, const Gains& g, const Gains& b, float eps) {
     Matrix y = Matrix::from_shape({x.shape(0), x.shape(1)});
     layer_norm_rows(x.data(), x.shape(0), x.shape(1), g.data(), b.data(), eps, y.data());
     return y;

@@ -30,7 +30,7 @@ TensorMap random_gpt2_tensors(const ModelConfig& c, uint64_t seed) {
     Rng rng(seed);
     TensorMap t;
     for (const TensorSpec& spec : gpt2_tensor_schema(c)) {  // the loader's own list, in its order
-        xt::xarray<float> a = xt::xarray<float>::from_shape(spec.shape);
+        WeightArray a = WeightArray::from_shape(spec.shape);
         for (float& v : a) {
             v = spec.init == TensorInit::Random ? static_cast<float>(0.02 * (2.0 * rng.coin() - 1.0))
                 : spec.init == TensorInit::Ones ? 1.0f

@@ -251,9 +251,9 @@ void SafetensorsFile::read(const TensorEntry& e, float* out, uint64_t first, uin
     }
 }
 
-xt::xarray<float> SafetensorsFile::read(const TensorEntry& e) {
+WeightArray SafetensorsFile::read(const TensorEntry& e) {
     if (!e.readable()) read(e, nullptr, 0, 0);  // throws the dtype error before allocating
-    xt::xarray<float> t = xt::xarray<float>::from_shape(e.shape);
+    WeightArray t = WeightArray::from_shape(e.shape);
     read(e, t.data(), 0, e.count);
     return t;
 }
@@ -351,14 +351,14 @@ TensorMap load_gpt2_tensors(const std::string& path, const ModelConfig& config) 
     }
     // 3. Read, in the file's order, straight into the float32 tensors.
     TensorMap tensors;
-    for (const auto& [name, e] : wanted) tensors.emplace(name, xt::xarray<float>());
+    for (const auto& [name, e] : wanted) tensors.emplace(name, WeightArray());
     for (const TensorEntry& e : file.entries()) {
         for (auto& [name, entry] : wanted) {
             if (entry == &e) tensors.at(name) = file.read(e);
         }
     }
     if (lm_head) {  // compare chunk by chunk: never a second V x C copy
-        const xt::xarray<float>& wte = tensors.at("wte.weight");
+        const WeightArray& wte = tensors.at("wte.weight");
         std::vector<float> chunk(static_cast<size_t>(std::min<uint64_t>(lm_head->count, kChunk)));
         for (uint64_t at = 0; at < lm_head->count; at += chunk.size()) {
             const uint64_t n = std::min<uint64_t>(chunk.size(), lm_head->count - at);

@@ -4,8 +4,8 @@
 ///
 /// Decoding one token reads every weight once and does two flops with each: its speed is set by
 /// memory bandwidth, not arithmetic. So the decode path uses its own matrix-vector product, which
-/// streams each weight matrix once for all rows of a batch (compiled twice, for AVX2+FMA and for
-/// plain x86-64, and picked when the program starts), while the prompt's prefill, where each
+/// streams each weight matrix once for all rows of a batch (compiled for AVX-512, for AVX2+FMA and
+/// for plain x86-64, and picked when the program starts), while the prompt's prefill, where each
 /// weight is used by every prompt token, goes to the BLAS's matrix-matrix product (GEMM).
 #include <cstddef>
 #include <string>
@@ -101,8 +101,8 @@ void layer_norm_rows(const float* x, size_t T, size_t C, const float* gain, cons
 /// GPT-2's tanh GELU in place on n floats (chapter 00's formula). Introduced in chapter 07.
 void gelu_in_place(float* x, size_t n);
 
-/// Which compiled version of the decode kernels this processor runs: "x86-64-v3 (AVX2, FMA)"
-/// or "x86-64 (SSE2)". Introduced in chapter 07.
+/// Which compiled version of the decode kernels this processor runs: "x86-64-v4 (AVX-512)",
+/// "x86-64-v3 (AVX2, FMA)" or "x86-64 (SSE2)". Introduced in chapter 07.
 std::string kernel_target();
 /// The BLAS and the kernels it picked, e.g. "OpenBLAS 0.3.21 (core Zen)". Introduced in chapter 07.
 std::string blas_description();
@@ -118,9 +118,11 @@ std::string blas_description();
 std::string use_blas(const std::string& name);
 
 /// This machine's memory read bandwidth in bytes per second: the best of `repeats` rounds, each
-/// summing a buffer of `bytes` (far larger than the caches) twice on `threads` threads, once read
-/// as one stream and once as four streams a quarter apart (as the kernels read; some processors
-/// need several streams in flight to reach their bandwidth).
+/// summing a buffer of `bytes` (far larger than the caches) on `threads` threads, read as one
+/// stream and as four streams a quarter apart (some processors need several streams in flight to
+/// reach their bandwidth), once in ordinary 4 KiB pages and once in the weights' own memory
+/// (weight_allocator.hpp: 2 MiB pages where Linux gives them). The fastest way counts, so a
+/// roofline built on it is not flattered by a slow way of reading.
 /// Introduced in chapter 07.
 double measure_read_bandwidth(size_t bytes, int threads, int repeats = 5);
 

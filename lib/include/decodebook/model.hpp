@@ -53,17 +53,17 @@ std::vector<TensorSpec> gpt2_tensor_schema(const ModelConfig& config);
 /// One transformer block's weights. Matrices are in HF Conv1D orientation (in, out): y = x W + b.
 struct BlockWeights {
     /// (C) LayerNorm before attention: gain
-    xt::xtensor<float, 1> ln_1_g, ln_1_b;    ///< (C) LayerNorm before attention: bias
-    xt::xtensor<float, 2> c_attn_w;          ///< (C, 3C) fused query, key, value projection
-    xt::xtensor<float, 1> c_attn_b;          ///< (3C)
-    xt::xtensor<float, 2> attn_proj_w;       ///< (C, C) attention output projection
-    xt::xtensor<float, 1> attn_proj_b;       ///< (C)
+    WeightTensor<1> ln_1_g, ln_1_b;          ///< (C) LayerNorm before attention: bias
+    WeightTensor<2> c_attn_w;                ///< (C, 3C) fused query, key, value projection
+    WeightTensor<1> c_attn_b;                ///< (3C)
+    WeightTensor<2> attn_proj_w;             ///< (C, C) attention output projection
+    WeightTensor<1> attn_proj_b;             ///< (C)
     /// (C) LayerNorm before the MLP: gain
-    xt::xtensor<float, 1> ln_2_g, ln_2_b;    ///< (C) LayerNorm before the MLP: bias
-    xt::xtensor<float, 2> c_fc_w;            ///< (C, 4C) MLP up projection
-    xt::xtensor<float, 1> c_fc_b;            ///< (4C)
-    xt::xtensor<float, 2> mlp_proj_w;        ///< (4C, C) MLP down projection
-    xt::xtensor<float, 1> mlp_proj_b;        ///< (C)
+    WeightTensor<1> ln_2_g, ln_2_b;          ///< (C) LayerNorm before the MLP: bias
+    WeightTensor<2> c_fc_w;                  ///< (C, 4C) MLP up projection
+    WeightTensor<1> c_fc_b;                  ///< (4C)
+    WeightTensor<2> mlp_proj_w;              ///< (4C, C) MLP down projection
+    WeightTensor<1> mlp_proj_b;              ///< (C)
 };
 
 /// A GPT-2 language model: learned positions, pre-LayerNorm blocks, tanh GELU, lm_head tied to
@@ -113,10 +113,10 @@ private:
     static Gpt2 build(const ModelConfig& config, TensorMap& t);
 
     ModelConfig config_;
-    xt::xtensor<float, 2> wte_;  // (V, C) token embeddings, also the lm_head
-    xt::xtensor<float, 2> wpe_;  // (n_positions, C) position embeddings
+    WeightTensor<2> wte_;  // (V, C) token embeddings, also the lm_head
+    WeightTensor<2> wpe_;  // (n_positions, C) position embeddings
     std::vector<BlockWeights> blocks_;
-    xt::xtensor<float, 1> ln_f_g_, ln_f_b_;  // (C) final LayerNorm
+    WeightTensor<1> ln_f_g_, ln_f_b_;  // (C) final LayerNorm
 };
 
 /// Check that `ids` can be fed to a model with this config. Introduced in chapter 00.

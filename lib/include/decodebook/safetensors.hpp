@@ -16,6 +16,8 @@
 
 #include <xtensor/xarray.hpp>
 
+#include "decodebook/weight_allocator.hpp"
+
 namespace decodebook {
 
 struct ModelConfig;
@@ -23,8 +25,9 @@ struct ModelConfig;
 /// Element types this reader converts to float32 on load.
 enum class DType { F32, F16, BF16 };
 
-/// All tensors of one file, by name, converted to float32.
-using TensorMap = std::map<std::string, xt::xarray<float>>;
+/// All tensors of one file, by name, converted to float32 (in the weights' memory,
+/// weight_allocator.hpp).
+using TensorMap = std::map<std::string, WeightArray>;
 
 /// One tensor as the header describes it (nothing read yet). Introduced in chapter 00.
 struct TensorEntry {
@@ -60,7 +63,7 @@ public:
     /// @throws Error on an unsupported dtype, a short read or a NaN/Inf value (tensor and element named).
     void read(const TensorEntry& entry, float* out, uint64_t first, uint64_t n);
     /// One tensor as a new float32 array of its shape (see read()).
-    xt::xarray<float> read(const TensorEntry& entry);
+    WeightArray read(const TensorEntry& entry);
 
 private:
     std::string path_;
