@@ -11,7 +11,7 @@ namespace decodebook {
 class Error : public std::runtime_error {
 public:
     /// @param problem what is wrong, e.g. "prompt is empty"
-    /// @param fix what to do about it, e.g. "pass `--prompt TEXT`"
+    /// @param fix what to do about it, e.g. pass `--prompt TEXT`
     Error(const std::string& problem, const std::string& fix);
 };
 

@@ -107,6 +107,10 @@ xt::xtensor<float, 1> your_cached_attention_step(xt::xtensor<float, 2>& keys, xt
 uint64_t your_kv_cache_bytes(int64_t n_layer, int64_t positions, int64_t width, int64_t bytes_per_value,
                              int64_t rows);
 
+/// Exercise 07.4: the decode roofline of a GPT-2 shape in milliseconds per token: the weight
+/// bytes one decode step reads, over the bandwidth. See decodebook::decode_roofline_ms.
+double your_decode_roofline_ms(const ModelConfig& config, int bytes_per_weight, double bytes_per_second);
+
 /// Exercise 07.3: row r becomes the old row source[r], for every r at once (beam search).
 /// See decodebook::reorder_rows.
 void your_reorder_rows(xt::xtensor<float, 3>& rows, const std::vector<int>& source);
@@ -135,7 +139,7 @@ struct CourseExercise {
 CourseExercise course_exercise(const std::string& function);
 
 /// Print one status line for an exercise in a chapter: not started (with the file to edit),
-/// "[~] looks right on this input -- ./grade decides" (never a tick: one input cannot catch the
+/// "[~] looks right on this input — ./grade decides" (never a tick: one input cannot catch the
 /// classic mistakes), or differs (with both results). Introduced in chapter 00.
 /// @param exercise from course_exercise
 /// @param attempt what try_exercise returned
