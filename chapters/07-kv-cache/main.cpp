@@ -9,7 +9,7 @@
 // batches, and why temperature 0 stops being deterministic once prompts share a batch.
 //
 // Library code this chapter introduces: KvCache, kv_cache_bytes, reorder_rows,
-// cached_attention_step (kv_cache.hpp); Gpt2::prefill, Gpt2::decode, decode_weight_bytes
+// cached_attention_step, gpt2_decode_bytes, decode_roofline_ms (kv_cache.hpp); Gpt2::prefill, Gpt2::decode, decode_weight_bytes
 // (model.hpp); matvec, attend, gemm, measure_read_bandwidth (kernels.hpp); cached_logits,
 // generate_cached, generate_batch (cached.hpp); the loop's NextLogits seam (generate.hpp).
 #include <algorithm>
@@ -34,6 +34,7 @@
 #include "decodebook/kernels.hpp"
 #include "decodebook/kv_cache.hpp"
 #include "decodebook/model.hpp"
+#include "decodebook/random_model.hpp"
 #include "decodebook/terminal.hpp"
 #include "decodebook/tokenizer.hpp"
 
@@ -138,10 +139,6 @@ double prefill_flops(const ModelConfig& m, double T, double start) {
 // Floats a GPT-2 decode step reads, from its shape (Gpt2::decode_weight_bytes counts the same for
 // a loaded model): the token table (also the lm_head), one row of the position table, ln_f, and per
 // block the four matrices (12 C^2) and the LayerNorm and bias vectors (13 C).
-double gpt2_decode_floats(double n_layer, double C, double V) {
-    return V * C + C + 2 * C + n_layer * (12 * C * C + 13 * C);
-}
-
 struct Phases {
     size_t prompt_tokens = 0;
     double prefill_ms = 0;  // best of the repeats: time to first token
@@ -319,6 +316,18 @@ void report_exercises() {
     };
     print_exercise_status(course_exercise("your_reorder_rows"), c, rows_yours == rows_lib, letters(rows_yours),
                           letters(rows_lib));
+
+    // 07.4: GPT-2 124M in float32 at 20 GB/s
+    double ms_yours = 0;
+    const ExerciseAttempt d = try_exercise([&] { ms_yours = your_decode_roofline_ms(gpt2_small_config(), 4, 20e9); });
+    const double ms_lib = decode_roofline_ms(gpt2_small_config(), 4, 20e9);
+    const auto ms_text = [](double ms) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.6f ms per token", ms);
+        return std::string(buf);
+    };
+    print_exercise_status(course_exercise("your_decode_roofline_ms"), d, std::fabs(ms_yours - ms_lib) <= 1e-9 * ms_lib,
+                          ms_text(ms_yours), ms_text(ms_lib));
 }
 
 }  // namespace
@@ -479,11 +488,12 @@ int main(int argc, char** argv) {
             std::printf("  That is %.0f%% of the main-memory roofline (%.0f%% of the weight-sized rate's).\n",
                         100 * floor_memory / short_p.decode_ms, 100 * floor_weights / short_p.decode_ms);
         }
-        const double gpt2_bytes = 4.0 * gpt2_decode_floats(12, 768, 50257);
+        const ModelConfig gpt2 = gpt2_small_config();
+        const double gpt2_ms = decode_roofline_ms(gpt2, 4, bw_memory);
         std::printf("  GPT-2 124M reads %s bytes per token (float32): no cache holds them, so at this machine's\n"
                     "  main-memory rate a token takes at least %.1f ms, at most %.1f tokens/s on %d thread%s.\n",
-                    with_commas(static_cast<uint64_t>(gpt2_bytes)).c_str(), gpt2_bytes / bw_memory * 1000,
-                    bw_memory / gpt2_bytes, threads, threads == 1 ? "" : "s");
+                    with_commas(gpt2_decode_bytes(gpt2, 4)).c_str(), gpt2_ms, 1000 / gpt2_ms, threads,
+                    threads == 1 ? "" : "s");
         const double bytes_70b = 70e9 * 2, gpu = 3e12;
         std::printf("  The same arithmetic for a 70B model in bf16 on a 3 TB/s GPU: 70e9 x 2 bytes / 3e12 bytes/s ="
                     " %.1f ms\n  per token, at most %.1f tokens/s for one sequence, however fast its arithmetic.\n",

@@ -2,6 +2,7 @@
 #include "decodebook/kv_cache.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -26,6 +27,28 @@ uint64_t kv_cache_bytes(int64_t n_layer, int64_t positions, int64_t width, int64
     return bytes;
 }
 // [/ch07:kv-cache-bytes]
+
+// [ch07:decode-roofline]
+uint64_t gpt2_decode_bytes(const ModelConfig& config, int bytes_per_weight) {
+    if (bytes_per_weight < 1)
+        throw Error("bytes per weight must be at least 1 (got " + std::to_string(bytes_per_weight) + ")",
+                    "pass 4 for float32, 2 for bf16 or float16, 1 for 8-bit weights");
+    if (config.vocab_size < 0 || config.n_embd < 0 || config.n_layer < 0)
+        throw Error("a model shape needs sizes >= 0", "check vocab_size, n_embd and n_layer");
+    const uint64_t V = static_cast<uint64_t>(config.vocab_size), C = static_cast<uint64_t>(config.n_embd),
+                   layers = static_cast<uint64_t>(config.n_layer);
+    // wte (also the lm_head) + one row of wpe + ln_f + per block: 12 C^2 weights in four
+    // matrices, 9C of biases and 4C of LayerNorm gains and biases
+    const uint64_t weights = V * C + C + 2 * C + layers * (12 * C * C + 13 * C);
+    return weights * static_cast<uint64_t>(bytes_per_weight);
+}
+
+double decode_roofline_ms(const ModelConfig& config, int bytes_per_weight, double bytes_per_second) {
+    if (!(bytes_per_second > 0) || !std::isfinite(bytes_per_second))
+        throw Error("the bandwidth must be a positive number of bytes per second", "pass e.g. 20e9 for 20 GB/s");
+    return static_cast<double>(gpt2_decode_bytes(config, bytes_per_weight)) / bytes_per_second * 1000;
+}
+// [/ch07:decode-roofline]
 
 // [ch07:reorder-rows]
 void reorder_rows(xt::xtensor<float, 3>& rows, const std::vector<int>& source) {

@@ -303,3 +303,57 @@ TEST_CASE("ex07.3 a bad source is refused and leaves the rows as they were", "[e
         CHECK(rows_held(rows) == std::vector<int>{0, 1, 2});
     }
 }
+
+// ------------------------------------------------------------------------------ 07.4 the roofline
+
+namespace {
+
+ModelConfig shape(int vocab, int width, int layers) {
+    ModelConfig c;
+    c.vocab_size = vocab, c.n_embd = width, c.n_layer = layers, c.n_positions = 1024, c.n_head = 1;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("ex07.4 the embedded model and GPT-2 124M worked by hand", "[ex07.4]") {
+    // 124M: wte 50257 x 768 = 38,597,376; one wpe row 768; ln_f 1,536; a block 12 x 768^2 + 13 x 768
+    // = 7,087,872, twelve of them 85,054,464: 123,654,144 weights, 494,616,576 bytes in float32
+    INFO("GPT-2 124M, float32, at 1 GB/s: 494,616,576 bytes take 494.616576 ms");
+    CHECK(your_decode_roofline_ms(shape(50257, 768, 12), 4, 1e9) == Approx(494.616576).epsilon(1e-12));
+    INFO("the same in bf16 at 3 TB/s: half the bytes");
+    CHECK(your_decode_roofline_ms(shape(50257, 768, 12), 2, 3e12) == Approx(247.308288 / 3000).epsilon(1e-12));
+    // the embedded model: 2048 x 192 + 192 + 384 + 4 x (12 x 192^2 + 13 x 192) = 2,173,248 weights
+    INFO("the embedded model (V 2048, C 192, 4 layers), float32, at 1 GB/s: 8,692,992 bytes");
+    CHECK(your_decode_roofline_ms(shape(2048, 192, 4), 4, 1e9) == Approx(8.692992).epsilon(1e-12));
+    INFO("no blocks at all: wte, one position row and ln_f (2 x 3 + 3 + 6 = 15 weights), 1 byte each");
+    CHECK(your_decode_roofline_ms(shape(2, 3, 0), 1, 1000.0) == Approx(15.0).epsilon(1e-12));
+}
+
+TEST_CASE("ex07.4 GPT-2 small and XL against their published parameter counts", "[ex07.4]") {
+    // Hugging Face's gpt2 has 124,439,808 parameters and gpt2-xl 1,557,611,200, each with its whole
+    // position table (1024 rows); a decode step reads one row of it
+    const double small = 124439808.0 - 1024.0 * 768 + 768, xl = 1557611200.0 - 1024.0 * 1600 + 1600;
+    INFO("a step reads the whole model but 1023 of the 1024 position rows; wte once (it is also the lm_head)");
+    CHECK(your_decode_roofline_ms(shape(50257, 768, 12), 4, 20e9) == Approx(small * 4 / 20e9 * 1000).epsilon(1e-12));
+    CHECK(your_decode_roofline_ms(shape(50257, 1600, 48), 2, 3e12) == Approx(xl * 2 / 3e12 * 1000).epsilon(1e-12));
+}
+
+TEST_CASE("ex07.4 the count matches what the embedded model's decode step reads", "[ex07.4]") {
+    // Gpt2::decode_weight_bytes adds up the tensors the loaded model really holds
+    const double bytes = static_cast<double>(golden::model().decode_weight_bytes());
+    CHECK(your_decode_roofline_ms(golden::model().config(), 4, 5e10) == Approx(bytes / 5e10 * 1000).epsilon(1e-12));
+}
+
+TEST_CASE("ex07.4 bad arguments are refused", "[ex07.4]") {
+    const ModelConfig gpt2 = shape(50257, 768, 12);
+    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, 0, 1e9), Error);
+    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, -4, 1e9), Error);
+    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, 4, 0.0), Error);
+    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, 4, -1e9), Error);
+    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, 4, std::nan("")), Error);
+    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, 4, std::numeric_limits<double>::infinity()), Error);
+    CHECK_THROWS_AS(your_decode_roofline_ms(shape(50257, 768, -12), 4, 1e9), Error);
+    INFO("two negative sizes multiply to a positive count: still refused");
+    CHECK_THROWS_AS(your_decode_roofline_ms(shape(-50257, -768, 12), 4, 1e9), Error);
+}
