@@ -188,7 +188,8 @@ float sum_floats_4(const float* __restrict p, size_t n) {
     return sum;
 }
 
-// The dot product of two D-float slices, eight partial sums (vector lanes) when D allows.
+// The dot product of two D-float slices, eight partial sums (vector lanes) when D allows. (As
+// an array of eight, the sums made GCC shuffle sixteen-wide registers into eight lanes.)
 DECODEBOOK_CLONES
 float dot(const float* __restrict a, const float* __restrict b, size_t D) {
     if (D % 8 != 0) {
@@ -196,11 +197,15 @@ float dot(const float* __restrict a, const float* __restrict b, size_t D) {
         for (size_t d = 0; d < D; ++d) sum += a[d] * b[d];
         return sum;
     }
-    float acc[8] = {};
-    for (size_t d = 0; d < D; d += 8)
-        for (size_t k = 0; k < 8; ++k) acc[k] += a[d + k] * b[d + k];
+    typedef float Lanes8 __attribute__((vector_size(32)));
+    Lanes8 acc = {}, va, vb;
+    for (size_t d = 0; d < D; d += 8) {
+        std::memcpy(&va, a + d, sizeof va);  // unaligned loads
+        std::memcpy(&vb, b + d, sizeof vb);
+        acc += va * vb;
+    }
     float sum = 0;
-    for (size_t k = 0; k < 8; ++k) sum += acc[k];
+    for (int k = 0; k < 8; ++k) sum += acc[k];
     return sum;
 }
 
