@@ -48,7 +48,7 @@ constexpr bool kAsan = false;
 // Each kernel is compiled three times, for x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA) and plain
 // x86-64 (SSE2), and the dynamic loader picks the version the processor runs, once (GCC's
 // target_clones + ifunc). The build needs no -march, and a binary built here runs on any x86-64.
-// Every sum is written out in order (lanes as arrays), so no version reorders a sum.
+// Every sum is written out in order (partial sums as lanes), so no version reorders a sum.
 // (The fuzzing build uses clang, which knows no arch= clones: it gets the plain version.)
 #if defined(__clang__)
 #define DECODEBOOK_CLONES
@@ -59,8 +59,8 @@ constexpr bool kAsan = false;
 // y[b, j0:j1] += sum_{i0 <= i < i1} x[b, i] W[i, j0:j1] for every row b.
 //   x: (B, in), W: (in, out), y: (B, out)
 // Eight rows of W at a time: each weight is read from memory once for all B rows, and y (in
-// cache) is read and written once per eight rows of W. Measured on GPT-2 small's 48 matrices
-// (AMD Zen 5, 1 thread): 38 GB/s against 31 with four rows at a time and 39-42 for a pure read.
+// cache) is read and written once per eight rows of W. In a one-off comparison on GPT-2 small's
+// 48 matrices (AMD Zen 5, 1 thread): about 37 GB/s against 30 with four rows at a time.
 // The order of the sums for one row does not depend on B or on j0/j1.
 DECODEBOOK_CLONES
 void matvec_columns(const float* __restrict x, size_t B, const float* __restrict W, size_t in, size_t out,
@@ -92,14 +92,16 @@ void matvec_columns(const float* __restrict x, size_t B, const float* __restrict
 
 // Sixteen floats as one value (GCC's vector extension): one AVX-512 register, two AVX2 ones or
 // four SSE2 ones. An array of sixteen partial sums lived on the stack in dot_rows (a load and a
-// store per multiply-add) and read GPT-2 small's lm_head at 44 GB/s; held in registers, 49 GB/s,
-// as fast as a plain read (AMD Zen 5, 1 thread). Lane k holds the same sum as array element k did.
+// store per multiply-add); in registers the lm_head read GPT-2 small's embedding about 10 % faster
+// in a one-off comparison (AMD Zen 5, 1 thread). Lane k holds the same sum as array element k did.
 typedef float Lanes __attribute__((vector_size(64)));
+typedef float Lanes8 __attribute__((vector_size(32)));  // eight: attention's dot over a head
 // GCC warns that passing a 64-byte vector differs between processors' calling conventions; the
 // two helpers below are always inlined, so no call passes one.
 #pragma GCC diagnostic ignored "-Wpsabi"
-inline __attribute__((always_inline)) Lanes load_lanes(const float* p) {
-    Lanes v;
+template <class V>
+inline __attribute__((always_inline)) V load_lanes(const float* p) {
+    V v;
     std::memcpy(&v, p, sizeof v);  // an unaligned load
     return v;
 }
@@ -133,11 +135,11 @@ void dot_rows(const float* __restrict x, size_t B, const float* __restrict M, si
             const float* xb = x + b * n;
             Lanes a0 = {}, a1 = {}, a2 = {}, a3 = {};
             for (size_t i = 0; i < n16; i += L) {
-                const Lanes xi = load_lanes(xb + i);
-                a0 += load_lanes(m0 + i) * xi;
-                a1 += load_lanes(m1 + i) * xi;
-                a2 += load_lanes(m2 + i) * xi;
-                a3 += load_lanes(m3 + i) * xi;
+                const Lanes xi = load_lanes<Lanes>(xb + i);
+                a0 += load_lanes<Lanes>(m0 + i) * xi;
+                a1 += load_lanes<Lanes>(m1 + i) * xi;
+                a2 += load_lanes<Lanes>(m2 + i) * xi;
+                a3 += load_lanes<Lanes>(m3 + i) * xi;
             }
             y[b * rows + r] = dot_total(a0, m0, xb, n16, n);
             y[b * rows + r + quarter] = dot_total(a1, m1, xb, n16, n);
@@ -150,7 +152,7 @@ void dot_rows(const float* __restrict x, size_t B, const float* __restrict M, si
         for (size_t b = 0; b < B; ++b) {
             const float* xb = x + b * n;
             Lanes acc = {};
-            for (size_t i = 0; i < n16; i += L) acc += load_lanes(m + i) * load_lanes(xb + i);
+            for (size_t i = 0; i < n16; i += L) acc += load_lanes<Lanes>(m + i) * load_lanes<Lanes>(xb + i);
             y[b * rows + r] = dot_total(acc, m, xb, n16, n);
         }
     }
@@ -197,13 +199,8 @@ float dot(const float* __restrict a, const float* __restrict b, size_t D) {
         for (size_t d = 0; d < D; ++d) sum += a[d] * b[d];
         return sum;
     }
-    typedef float Lanes8 __attribute__((vector_size(32)));
-    Lanes8 acc = {}, va, vb;
-    for (size_t d = 0; d < D; d += 8) {
-        std::memcpy(&va, a + d, sizeof va);  // unaligned loads
-        std::memcpy(&vb, b + d, sizeof vb);
-        acc += va * vb;
-    }
+    Lanes8 acc = {};
+    for (size_t d = 0; d < D; d += 8) acc += load_lanes<Lanes8>(a + d) * load_lanes<Lanes8>(b + d);
     float sum = 0;
     for (int k = 0; k < 8; ++k) sum += acc[k];
     return sum;
