@@ -40,6 +40,9 @@ uint64_t gpt2_decode_bytes(const ModelConfig& config, int bytes_per_weight) {
     // wte (also the lm_head) + one row of wpe + ln_f + per block: 12 C^2 weights in four
     // matrices, 9C of biases and 4C of LayerNorm gains and biases
     const uint64_t weights = V * C + C + 2 * C + layers * (12 * C * C + 13 * C);
+    // the same count in double: no int-sized shape overflows it, so a wrapped uint64_t shows
+    const double estimate = (static_cast<double>(V) * C + 3.0 * C + layers * (12.0 * C * C + 13.0 * C)) * bytes_per_weight;
+    if (estimate >= 0x1p64) throw Error("the model's weights do not fit in 64 bits of bytes", "check n_embd, n_layer and vocab_size");
     return weights * static_cast<uint64_t>(bytes_per_weight);
 }
 
