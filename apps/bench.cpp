@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
                   {"prefill-tokens", "prompt length of the prefill measurement", "128"},
                   {"naive-tokens", "new tokens of the cached vs naive comparison (0 skips it)", "200"},
                   {"max-threads", "measure decode on 1..N threads", "2"},
-                  {"rounds", "rounds of (read bandwidth, decode) per thread count; each figure is its best round", "3"},
+                  {"rounds", "rounds of (read bandwidth, decode, read bandwidth) per thread count; each figure is its best round", "3"},
                   {"blas-list", "BLAS libraries to measure prefill with, comma-separated (see --blas)", "openblas,blis"}};
     const CommandLine cl = parse_command_line(argc, argv, info);
     return run_program([&] {
@@ -186,8 +186,8 @@ int main(int argc, char** argv) {
         set_num_threads(1);
 
         // 1. decode on 1..N threads against the roofline: every weight read once per token, at this
-        // machine's read bandwidth. Each round measures the bandwidth and then decode on as many
-        // threads, so both see the same machine; each figure is its best round (other work only
+        // machine's read bandwidth. Each round measures the bandwidth, decode on as many threads and
+        // the bandwidth again, so both see the same machine; each figure is its best round (other work only
         // ever slows a measurement down).
         std::vector<double> decode_tps(static_cast<size_t>(max_threads), 0.0), bandwidth(decode_tps);
         // peak memory of loading, one prefill and a decode run, before the bandwidth measurement's buffer
@@ -197,8 +197,11 @@ int main(int argc, char** argv) {
         for (int t = 1; t <= max_threads; ++t) {
             set_num_threads(t);
             for (int r = 0; r < rounds; ++r) {
+                // the bandwidth before and after each decode run: a host whose bandwidth changes
+                // mid-run must not give decode a roofline it never had
                 bandwidth[t - 1] = std::max(bandwidth[t - 1], measure_read_bandwidth(size_t{1} << 29, t, 2));
                 decode_tps[t - 1] = std::max(decode_tps[t - 1], 1.0 / decode_seconds_per_token(model, decode_tokens, 1));
+                bandwidth[t - 1] = std::max(bandwidth[t - 1], measure_read_bandwidth(size_t{1} << 29, t, 2));
             }
         }
         set_num_threads(1);
