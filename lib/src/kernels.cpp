@@ -58,17 +58,19 @@ constexpr bool kAsan = false;
 
 // y[b, j0:j1] += sum_{i0 <= i < i1} x[b, i] W[i, j0:j1] for every row b.
 //   x: (B, in), W: (in, out), y: (B, out)
-// Eight rows of W at a time: each weight is read from memory once for all B rows, and y (in
-// cache) is read and written once per eight rows of W. In a one-off comparison on GPT-2 small's
-// 48 matrices (AMD Zen 5, 1 thread): about 37 GB/s against 30 with four rows at a time.
-// The order of the sums for one row does not depend on B or on j0/j1.
+// Four rows of W at a time: each weight is read from memory once for all B rows, and y (in
+// cache) is read and written once per four rows of W. Four rows are four memory streams; in a
+// one-off comparison on GPT-2 small's 48 matrices followed by the lm_head, as in a decode step
+// (AMD Zen 5, 1 thread, 2 MiB pages), four rows read at 43 GB/s (AVX-512) and 40 (AVX2) against
+// 41.5 and 38.6 with eight, and a plain two-stream sum of the same memory at 44.4.
+// The order of the sums for one row does not depend on B, on j0/j1 or on how many rows a pass takes.
 DECODEBOOK_CLONES
 void matvec_columns(const float* __restrict x, size_t B, const float* __restrict W, size_t in, size_t out,
                     size_t i0, size_t i1, size_t j0, size_t j1, float* __restrict y) {
-    constexpr size_t R = 8;
+    constexpr size_t R = 4;
     size_t i = i0;
     for (; i + R <= i1; i += R) {
-        const float* w = W + i * out;  // rows i..i+7, out floats apart
+        const float* w = W + i * out;  // rows i..i+3, out floats apart
         for (size_t b = 0; b < B; ++b) {
             float xr[R];
             for (size_t r = 0; r < R; ++r) xr[r] = x[b * in + i + r];
@@ -158,63 +160,101 @@ void dot_rows(const float* __restrict x, size_t B, const float* __restrict M, si
     }
 }
 
-// The sum of n floats, sixteen lanes at a time: a pure read of memory.
-DECODEBOOK_CLONES
-float sum_floats(const float* __restrict p, size_t n) {
+// The sum of n floats read as S streams n / S floats apart, each into its own sixteen lanes (in
+// registers: as arrays on the stack, GCC added a store per load and the read measured slower):
+// a pure read of memory. One processor reads fastest with one stream, another with several in
+// flight (the kernels read several), so the bandwidth measurement tries S = 1, 2 and 4.
+template <size_t S>
+DECODEBOOK_CLONES float sum_floats(const float* __restrict p, size_t n) {
     constexpr size_t L = 16;
-    float acc[L] = {};
-    for (size_t i = 0; i + L <= n; i += L)
-        for (size_t k = 0; k < L; ++k) acc[k] += p[i + k];
+    const size_t q = n / S / L * L;  // floats per stream
+    Lanes acc[S] = {};
+    for (size_t i = 0; i < q; i += L)
+        for (size_t k = 0; k < S; ++k) acc[k] += load_lanes<Lanes>(p + k * q + i);
     float sum = 0;
-    for (size_t k = 0; k < L; ++k) sum += acc[k];
+    for (size_t k = 0; k < S; ++k)
+        for (size_t l = 0; l < L; ++l) sum += acc[k][l];
+    for (size_t i = S * q; i < n; ++i) sum += p[i];
     return sum;
 }
 
-// The same sum read as four streams a quarter of the buffer apart: more reads in flight than one
-// stream, which some processors need to reach their full bandwidth (the kernels read that way).
-DECODEBOOK_CLONES
-float sum_floats_4(const float* __restrict p, size_t n) {
-    constexpr size_t L = 16;
-    const size_t q = n / 4 / L * L;
-    float a0[L] = {}, a1[L] = {}, a2[L] = {}, a3[L] = {};
-    for (size_t i = 0; i < q; i += L) {
-        for (size_t k = 0; k < L; ++k) {
-            a0[k] += p[i + k];
-            a1[k] += p[q + i + k];
-            a2[k] += p[2 * q + i + k];
-            a3[k] += p[3 * q + i + k];
-        }
-    }
-    float sum = sum_floats(p + 4 * q, n - 4 * q);
-    for (size_t k = 0; k < L; ++k) sum += a0[k] + a1[k] + a2[k] + a3[k];
-    return sum;
-}
-
-// The dot product of two D-float slices, eight partial sums (vector lanes) when D allows. (As
-// an array of eight, the sums made GCC shuffle sixteen-wide registers into eight lanes.)
-DECODEBOOK_CLONES
-float dot(const float* __restrict a, const float* __restrict b, size_t D) {
-    if (D % 8 != 0) {
-        float sum = 0;
-        for (size_t d = 0; d < D; ++d) sum += a[d] * b[d];
-        return sum;
-    }
-    Lanes8 acc = {};
-    for (size_t d = 0; d < D; d += 8) acc += load_lanes<Lanes8>(a + d) * load_lanes<Lanes8>(b + d);
+// One dot product's eight partial sums (vector lanes) added in lane order.
+inline __attribute__((always_inline)) float lane_total(Lanes8 acc) {
     float sum = 0;
     for (int k = 0; k < 8; ++k) sum += acc[k];
     return sum;
 }
 
+// scores[s] = q . k_s * scale for s < length.   q: (D), k_s: D floats at keys + s * stride
+// Each dot product keeps eight partial sums (vector lanes) when D allows: as an array of eight,
+// the sums made GCC shuffle sixteen-wide registers into eight lanes. Four positions at a time,
+// each with its own sums: one position's chain of adds waited on the previous add, four fill the
+// pipeline. A position's sum runs in the same order whichever of the four it is.
+DECODEBOOK_CLONES
+void head_scores(const float* __restrict q, const float* __restrict keys, size_t length, size_t stride, size_t D,
+                 float scale, float* __restrict scores) {
+    if (D % 8 != 0) {
+        for (size_t s = 0; s < length; ++s) {
+            const float* k = keys + s * stride;
+            float sum = 0;
+            for (size_t d = 0; d < D; ++d) sum += q[d] * k[d];
+            scores[s] = sum * scale;
+        }
+        return;
+    }
+    size_t s = 0;
+    for (; s + 4 <= length; s += 4) {
+        const float* k0 = keys + s * stride;
+        const float *k1 = k0 + stride, *k2 = k1 + stride, *k3 = k2 + stride;
+        Lanes8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+        for (size_t d = 0; d < D; d += 8) {
+            const Lanes8 qd = load_lanes<Lanes8>(q + d);
+            a0 += qd * load_lanes<Lanes8>(k0 + d);
+            a1 += qd * load_lanes<Lanes8>(k1 + d);
+            a2 += qd * load_lanes<Lanes8>(k2 + d);
+            a3 += qd * load_lanes<Lanes8>(k3 + d);
+        }
+        scores[s] = lane_total(a0) * scale;
+        scores[s + 1] = lane_total(a1) * scale;
+        scores[s + 2] = lane_total(a2) * scale;
+        scores[s + 3] = lane_total(a3) * scale;
+    }
+    for (; s < length; ++s) {
+        const float* k = keys + s * stride;
+        Lanes8 acc = {};
+        for (size_t d = 0; d < D; d += 8) acc += load_lanes<Lanes8>(q + d) * load_lanes<Lanes8>(k + d);
+        scores[s] = lane_total(acc) * scale;
+    }
+}
+
 // out_h (D) = sum_s w[s] v_s,h for one head.   v rows `stride` apart
+// Sixty-four outputs at a time stay in registers over every s (a loop that adds into out[] loads
+// and stores it once per position); each out[d] still adds w[0] v_0[d], w[1] v_1[d], ... in order.
 DECODEBOOK_CLONES
 void weighted_sum(const float* __restrict w, const float* __restrict v, size_t length, size_t stride, size_t D,
                   float* __restrict out) {
-    std::fill(out, out + D, 0.0f);
+    constexpr size_t L = 16;
+    size_t d0 = 0;
+    for (; d0 + 4 * L <= D; d0 += 4 * L) {
+        Lanes a0 = {}, a1 = {}, a2 = {}, a3 = {};
+        for (size_t s = 0; s < length; ++s) {
+            const Lanes ws = Lanes{} + w[s];
+            const float* vs = v + s * stride + d0;
+            a0 += ws * load_lanes<Lanes>(vs);
+            a1 += ws * load_lanes<Lanes>(vs + L);
+            a2 += ws * load_lanes<Lanes>(vs + 2 * L);
+            a3 += ws * load_lanes<Lanes>(vs + 3 * L);
+        }
+        std::memcpy(out + d0, &a0, sizeof a0);
+        std::memcpy(out + d0 + L, &a1, sizeof a1);
+        std::memcpy(out + d0 + 2 * L, &a2, sizeof a2);
+        std::memcpy(out + d0 + 3 * L, &a3, sizeof a3);
+    }
+    std::fill(out + d0, out + D, 0.0f);  // the last D % 64 outputs, one float at a time
     for (size_t s = 0; s < length; ++s) {
         const float ws = w[s];
         const float* vs = v + s * stride;
-        for (size_t d = 0; d < D; ++d) out[d] += ws * vs[d];
+        for (size_t d = d0; d < D; ++d) out[d] += ws * vs[d];
     }
 }
 
@@ -341,11 +381,8 @@ static void attend_head(const float* q, const float* keys, const float* values, 
                  size_t h, float* scores, float* out) {
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     // scores_s = q_h . k_s,h / sqrt(D) for every cached position s (all are in the past)
-    float max = -INFINITY;
-    for (size_t s = 0; s < length; ++s) {
-        scores[s] = dot(q + h * D, keys + s * stride + h * D, D) * scale;
-        max = std::max(max, scores[s]);
-    }
+    head_scores(q + h * D, keys + h * D, length, stride, D, scale, scores);
+    const float max = *std::max_element(scores, scores + length);
     float sum = 0;
     for (size_t s = 0; s < length; ++s) {
         scores[s] = std::exp(scores[s] - max);
@@ -523,16 +560,19 @@ double measure_read_bandwidth(size_t bytes, int threads, int repeats) {
     double best = 1e30;
     volatile float sink = 0;
     // in 4 KiB pages and in the weights' memory (2 MiB pages where the kernel gives them), each
-    // read as one stream and as four: the fastest way of reading counts
+    // read as one, two and four streams: the fastest way of reading counts
     const auto rounds = [&](const float* buffer) {
         for (int r = 0; r < repeats; ++r) {
-            for (const bool four_streams : {false, true}) {
+            for (const int streams : {1, 2, 4}) {
                 const auto start = std::chrono::steady_clock::now();
                 float total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : total)
                 {
                     const auto [b, e] = chunk(n, omp_get_num_threads(), omp_get_thread_num());
-                    total += four_streams ? sum_floats_4(buffer + b, e - b) : sum_floats(buffer + b, e - b);
+                    const float* part = buffer + b;
+                    total += streams == 1 ? sum_floats<1>(part, e - b)
+                             : streams == 2 ? sum_floats<2>(part, e - b)
+                                            : sum_floats<4>(part, e - b);
                 }
                 sink = sink + total;
                 best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
