@@ -152,6 +152,39 @@ TEST_CASE("matvec and lm_head kernels equal a double-precision loop on odd shape
     for (size_t k = 0; k < B * in; ++k) CHECK(yt2[k] == yt[k]);  // lm_head: the same bits on two threads
 }
 
+TEST_CASE("the attention kernel equals a double-precision loop for every head size and length", "[kv][kernels]") {
+    // head sizes: 64 (scores four positions at a time, the weighted sum in registers), 72 (both
+    // with a tail), 12 (neither: not a multiple of 8); lengths around the groups of four
+    std::mt19937 gen(11);
+    std::uniform_real_distribution<float> u(-2, 2);
+    for (const size_t D : {64, 72, 12}) {
+        const size_t H = 3, C = H * D, stride = C + 5;  // rows further apart than C, as in a cache row
+        for (const size_t length : {1, 3, 4, 5, 8, 9, 37}) {
+            std::vector<float> q(C), keys(length * stride), values(length * stride), scores(length), out(C);
+            for (std::vector<float>* v : {&q, &keys, &values})
+                for (float& e : *v) e = u(gen);
+            attend(q.data(), keys.data(), values.data(), length, stride, C, static_cast<int>(H), scores.data(),
+                   out.data());
+            for (size_t h = 0; h < H; ++h) {
+                std::vector<double> p(length);
+                double max = -INFINITY, sum = 0;
+                for (size_t s = 0; s < length; ++s) {
+                    for (size_t d = 0; d < D; ++d) p[s] += static_cast<double>(q[h * D + d]) * keys[s * stride + h * D + d];
+                    p[s] /= std::sqrt(static_cast<double>(D));
+                    max = std::max(max, p[s]);
+                }
+                for (double& v : p) sum += v = std::exp(v - max);
+                for (size_t d = 0; d < D; ++d) {
+                    double want = 0;
+                    for (size_t s = 0; s < length; ++s) want += p[s] / sum * values[s * stride + h * D + d];
+                    INFO("D = " << D << ", length = " << length << ", head " << h << ", output " << d);
+                    CHECK(out[h * D + d] == Approx(want).margin(1e-5));
+                }
+            }
+        }
+    }
+}
+
 TEST_CASE("cached prefill and decode equal the independent float64 reference logits", "[kv]") {
     const nlohmann::json file = golden::load("logits.json");
     REQUIRE(file["cases"].size() >= 2);
