@@ -293,6 +293,27 @@ TEST_CASE("invariant kernels give a row the same bits alone and in a batch", "[k
     }
 }
 
+TEST_CASE("prefill on two threads equals prefill on one", "[kv][batch]") {
+    // two threads: each runs the BLAS on its own block of GEMM columns, and attention's heads
+    // are shared, each thread with its own scores; the keys, values and logits must not change
+    const ModelConfig& mc = model().config();
+    const std::vector<int> prompt = tokenizer().encode("The cat sat on the mat, and then a dog came by.");
+    KvCache one(mc, 1, 32), two(mc, 1, 32);
+    const xt::xtensor<float, 1> alone = model().prefill(prompt, one, 0);
+    xt::xtensor<float, 1> shared;
+    {
+        Threads t(2);
+        shared = model().prefill(prompt, two, 0);
+    }
+    const size_t V = static_cast<size_t>(mc.vocab_size), C = static_cast<size_t>(mc.n_embd);
+    CHECK(max_abs_diff(alone.data(), shared.data(), V) <= 1e-5f);
+    for (size_t l = 0; l < static_cast<size_t>(mc.n_layer); ++l) {
+        INFO("layer " << l);
+        CHECK(max_abs_diff(one.keys(l).data(), two.keys(l).data(), prompt.size() * C) <= 1e-5f);
+        CHECK(max_abs_diff(one.values(l).data(), two.values(l).data(), prompt.size() * C) <= 1e-5f);
+    }
+}
+
 TEST_CASE("decode gives the same bits on one thread and on two", "[kv][batch]") {
     // the matvec's halves, the lm_head's rows and attention's (row, head) pairs split among the
     // threads, but no sum changes order

@@ -350,8 +350,12 @@ int main(int argc, char** argv) {
         GenerationConfig run = config;
         run.eos_token_id = std::vector<int>{};  // no EOS: both loops make exactly max_new_tokens tokens
         const int n_new = run.max_new_tokens;
-        std::printf("== 1. The naive loop against the KV cache (%d new tokens, EOS ignored, %d thread%s) ==\n", n_new,
-                    threads, threads == 1 ? "" : "s");
+        if (threads == 1) {
+            std::printf("== 1. The naive loop against the KV cache (%d new tokens, EOS ignored, 1 thread) ==\n", n_new);
+        } else {  // chapter 00's forward multiplies through xtensor-blas, on one BLAS thread
+            std::printf("== 1. The naive loop against the KV cache (%d new tokens, EOS ignored; the cached loop on %d "
+                        "threads, the naive loop's products on 1) ==\n", n_new, threads);
+        }
         const TimedRun naive = timed([&](const StepObserver& observe) {
             return generate(naive_logits(model), mc, tok, prompt, run, make_sampler(run, run.seed), observe);
         });

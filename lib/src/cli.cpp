@@ -105,7 +105,7 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         ("show-steps", "print a table of every step: step, id, token, logit, probability, ms")
         ("show-config", "print every decoding parameter this command line gives, then exit")
         ("verbose", "print notes on standard error, e.g. the checkpoint's tensors the model does not read")
-        ("threads", "threads for the model's kernels and the BLAS (1..64; a second thread helps only when "
+        ("threads", "threads for the cached model's kernels, prefill's GEMM included (1..64; a second thread helps only when "
                     "the second core is idle)",
          cxxopts::value<std::string>()->default_value("1"), "N")
         ("blas", "BLAS library for the prefill's matrix products: openblas (linked), blis (Debian's BLIS), or the "

@@ -282,8 +282,11 @@ std::pair<size_t, size_t> chunk(size_t n, int parts, int k) {
 void set_num_threads(int n) {
     if (n < 1) throw Error("--threads must be at least 1 (got " + std::to_string(n) + ")", "pass --threads 1 or 2");
     g_threads = n;
-    openblas_set_num_threads(n);
-    if (g_blas.set_threads) g_blas.set_threads(n);
+    // One pool of threads, OpenMP's: the BLAS runs on one thread and gemm splits its columns over
+    // OpenMP's threads. OpenBLAS's own worker threads keep spinning (sched_yield) for about 0.1 s
+    // after each call; behind a prefill they took a core from the decode steps that followed.
+    openblas_set_num_threads(1);
+    if (g_blas.set_threads) g_blas.set_threads(1);
 }
 
 std::string use_blas(const std::string& name) {
@@ -314,7 +317,7 @@ std::string use_blas(const std::string& name) {
                                                                        where.dli_fname ? where.dli_fname : file.c_str());
     }
     g_blas = blas;
-    if (g_blas.set_threads) g_blas.set_threads(g_threads);
+    if (g_blas.set_threads) g_blas.set_threads(1);  // gemm splits the work over OpenMP's threads
     return g_blas.description;
 }
 
@@ -365,14 +368,27 @@ void matvec_transposed(const float* x, size_t B, const float* M, size_t rows, si
     }
 }
 
-void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out, float* y) {
-    // y (T, out) = x (T, in) W (in, out), then + bias on every row
-    g_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(T), static_cast<int>(out),
-                static_cast<int>(in), 1.0f, x, static_cast<int>(in), W, static_cast<int>(out), 0.0f, y,
-                static_cast<int>(out));
+// y[:, j0:j1] (T, j1 - j0) = x (T, in) W[:, j0:j1] (in, j1 - j0) + bias[j0:j1], on one BLAS thread
+static void gemm_columns(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out,
+                         size_t j0, size_t j1, float* y) {
+    if (j1 <= j0) return;
+    const auto n = [](size_t v) { return static_cast<int>(v); };
+    g_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n(T), n(j1 - j0), n(in), 1.0f, x, n(in), W + j0, n(out),
+                 0.0f, y + j0, n(out));
     if (!bias) return;
     for (size_t t = 0; t < T; ++t)
-        for (size_t j = 0; j < out; ++j) y[t * out + j] += bias[j];
+        for (size_t j = j0; j < j1; ++j) y[t * out + j] += bias[j];
+}
+
+void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out, float* y) {
+    // y (T, out) = x (T, in) W (in, out) + bias: each thread its own block of columns
+    const int threads = g_threads;
+    if (threads == 1) return gemm_columns(x, T, W, bias, in, out, 0, out, y);
+#pragma omp parallel num_threads(threads)
+    {
+        const auto [j0, j1] = chunk(out, omp_get_num_threads(), omp_get_thread_num());
+        gemm_columns(x, T, W, bias, in, out, j0, j1, y);
+    }
 }
 
 // [ch07:attend]
@@ -415,13 +431,17 @@ void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* 
 }
 
 void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys, const float* values, size_t L0,
-                   size_t C, int n_head, float* scores, float* out) {
+                   size_t C, int n_head, float* scores_all, float* out) {
     const size_t H = static_cast<size_t>(n_head), D = C / H, L = L0 + T;
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     const auto n = [](size_t v) { return static_cast<int>(v); };
+    const int threads = g_threads;
+    // heads are independent: threads share them, each with its own (T, L) block of scores
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
     for (size_t h = 0; h < H; ++h) {
+        float* scores = scores_all + static_cast<size_t>(omp_get_thread_num()) * T * L;
         // scores (T, L) = Q_h (T, D) K_h^T (D, L) / sqrt(D)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n(T), n(L), n(D), scale, q + h * D, n(q_stride),
+        g_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n(T), n(L), n(D), scale, q + h * D, n(q_stride),
                     keys + h * D, n(C), 0.0f, scores, n(L));
         // softmax of each row over the positions it may see (0..L0+t); the rest weigh 0
         for (size_t t = 0; t < T; ++t) {
@@ -437,7 +457,7 @@ void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys,
             std::fill(row + seen, row + L, 0.0f);
         }
         // out_h (T, D) = softmax(scores) (T, L) V_h (L, D)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n(T), n(D), n(L), 1.0f, scores, n(L), values + h * D,
+        g_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n(T), n(D), n(L), 1.0f, scores, n(L), values + h * D,
                     n(C), 0.0f, out + h * D, n(C));
     }
 }

@@ -57,7 +57,7 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache,
     std::vector<float> x(T * C), xn(T * C), qkv(T * 3 * C), att(T * C), proj(T * C), hidden(T * 4 * C);
     for (size_t t = 0; t < T; ++t)
         for (size_t j = 0; j < C; ++j) x[t * C + j] = wte_(static_cast<size_t>(ids[t]), j) + wpe_(L0 + t, j);
-    std::vector<float> scores(T * (L0 + T));
+    std::vector<float> scores(static_cast<size_t>(num_threads()) * T * (L0 + T));  // one (T, L) block per thread
     for (size_t l = 0; l < blocks_.size(); ++l) {
         const BlockWeights& b = blocks_[l];
         float* K = cache.keys(l).data() + row * cache.capacity() * C;  // (capacity, C) this row's keys

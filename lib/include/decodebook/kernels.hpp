@@ -12,8 +12,11 @@
 
 namespace decodebook {
 
-/// Threads for the decode kernels (OpenMP) and for the BLAS. Default 1: a second thread helps
-/// only when the second core is idle (on a busy machine it makes every step wait).
+/// Threads for the kernels (OpenMP): decode's products and attention, and prefill's, whose
+/// GEMM each thread runs on its own block of columns with the BLAS on one thread (so the BLAS's
+/// own threads never spin beside OpenMP's). Chapter 00's forward (xtensor-blas) stays on one
+/// BLAS thread. Default 1: a second thread helps only when the second core is idle (on a busy
+/// machine it makes every step wait).
 /// Introduced in chapter 07.
 /// @throws Error when n < 1.
 void set_num_threads(int n);
@@ -41,8 +44,8 @@ void matvec(const float* x, size_t B, const float* W, const float* bias, size_t 
 /// product per vocabulary entry, streamed once for all B rows. Introduced in chapter 07.
 void matvec_transposed(const float* x, size_t B, const float* M, size_t rows, size_t n, float* y);
 
-/// y (T, out) = x (T, in) W (in, out) + bias through the BLAS's sgemm (prefill, batches).
-/// Introduced in chapter 07.
+/// y (T, out) = x (T, in) W (in, out) + bias through the BLAS's sgemm (prefill, batches), each of
+/// num_threads() threads on its own block of columns. Introduced in chapter 07.
 void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out, float* y);
 
 /// Attention of one query over `length` cached positions, head by head: for each head h,
@@ -89,7 +92,8 @@ void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* 
 /// @param L0 positions cached before the new ones
 /// @param C the width: n_head heads of C / n_head
 /// @param n_head the number of heads
-/// @param scores scratch of T x (L0 + T) floats
+/// @param scores scratch of num_threads() x T x (L0 + T) floats (the heads are shared among the
+///        threads, each with its own block)
 /// @param out (T, C) the result, overwritten
 void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys, const float* values, size_t L0,
                    size_t C, int n_head, float* scores, float* out);
@@ -119,8 +123,8 @@ std::string use_blas(const std::string& name);
 
 /// This machine's memory read bandwidth in bytes per second: the best of `repeats` rounds, each
 /// summing a buffer of `bytes` (far larger than the caches) on `threads` threads, read as one
-/// stream and as four streams a quarter apart (some processors need several streams in flight to
-/// reach their bandwidth), once in ordinary 4 KiB pages and once in the weights' own memory
+/// stream and as two and four streams evenly apart (some processors need several streams in
+/// flight to reach their bandwidth), once in ordinary 4 KiB pages and once in the weights' own memory
 /// (weight_allocator.hpp: 2 MiB pages where Linux gives them). The fastest way counts, so a
 /// roofline built on it is not flattered by a slow way of reading.
 /// Introduced in chapter 07.
