@@ -56,6 +56,22 @@ constexpr bool kAsan = false;
 #define DECODEBOOK_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #endif
 
+// Sixteen floats as one value (GCC's vector extension): one AVX-512 register, two AVX2 ones or
+// four SSE2 ones. An array of sixteen partial sums lived on the stack in dot_rows (a load and a
+// store per multiply-add); in registers the lm_head read GPT-2 small's embedding about 10 % faster
+// in a one-off comparison (AMD Zen 5, 1 thread). Lane k holds the same sum as array element k did.
+typedef float Lanes __attribute__((vector_size(64)));
+typedef float Lanes8 __attribute__((vector_size(32)));  // eight: attention's dot over a head
+// GCC warns that passing a 64-byte vector differs between processors' calling conventions; the
+// two helpers below are always inlined, so no call passes one.
+#pragma GCC diagnostic ignored "-Wpsabi"
+template <class V>
+inline __attribute__((always_inline)) V load_lanes(const float* p) {
+    V v;
+    std::memcpy(&v, p, sizeof v);  // an unaligned load
+    return v;
+}
+
 // y[b, j0:j1] += sum_{i0 <= i < i1} x[b, i] W[i, j0:j1] for every row b.
 //   x: (B, in), W: (in, out), y: (B, out)
 // Four rows of W at a time: each weight is read from memory once for all B rows, and y (in
@@ -63,10 +79,11 @@ constexpr bool kAsan = false;
 // one-off comparison on GPT-2 small's 48 matrices followed by the lm_head, as in a decode step
 // (AMD Zen 5, 1 thread, 2 MiB pages), four rows read at 43 GB/s (AVX-512) and 40 (AVX2) against
 // 41.5 and 38.6 with eight, and a plain two-stream sum of the same memory at 44.4.
-// The order of the sums for one row does not depend on B, on j0/j1 or on how many rows a pass takes.
+// The order of the sums for one y[b, j] does not depend on B, on j0/j1 or on the version:
+// y, then + x[b, i] W[i, j] for i = i0, i0 + 1, ... in turn.
 DECODEBOOK_CLONES
-void matvec_columns(const float* __restrict x, size_t B, const float* __restrict W, size_t in, size_t out,
-                    size_t i0, size_t i1, size_t j0, size_t j1, float* __restrict y) {
+void matvec_columns_generic(const float* __restrict x, size_t B, const float* __restrict W, size_t in,
+                            size_t out, size_t i0, size_t i1, size_t j0, size_t j1, float* __restrict y) {
     constexpr size_t R = 4;
     size_t i = i0;
     for (; i + R <= i1; i += R) {
@@ -92,20 +109,53 @@ void matvec_columns(const float* __restrict x, size_t B, const float* __restrict
     }
 }
 
-// Sixteen floats as one value (GCC's vector extension): one AVX-512 register, two AVX2 ones or
-// four SSE2 ones. An array of sixteen partial sums lived on the stack in dot_rows (a load and a
-// store per multiply-add); in registers the lm_head read GPT-2 small's embedding about 10 % faster
-// in a one-off comparison (AMD Zen 5, 1 thread). Lane k holds the same sum as array element k did.
-typedef float Lanes __attribute__((vector_size(64)));
-typedef float Lanes8 __attribute__((vector_size(32)));  // eight: attention's dot over a head
-// GCC warns that passing a 64-byte vector differs between processors' calling conventions; the
-// two helpers below are always inlined, so no call passes one.
-#pragma GCC diagnostic ignored "-Wpsabi"
-template <class V>
-inline __attribute__((always_inline)) V load_lanes(const float* p) {
-    V v;
-    std::memcpy(&v, p, sizeof v);  // an unaligned load
-    return v;
+#if !defined(__clang__)
+// The same product written out for AVX-512: 32 columns of the four rows per pass, in two
+// sixteen-float registers each. GCC's own vectorisation of the loop above, with its B and j0/j1,
+// read GPT-2 small's 48 matrices at 92 % of a plain sum of the same memory; this reads at 96-97 %
+// (a one-off comparison, AMD Zen 5, 1 thread). Written this way for AVX2, the same loop ran at
+// 59 %, so the AVX2 and plain versions keep the loop above. Same sums in the same order.
+__attribute__((target("arch=x86-64-v4")))
+void matvec_columns_avx512(const float* __restrict x, size_t B, const float* __restrict W, size_t in, size_t out,
+                           size_t i0, size_t i1, size_t j0, size_t j1, float* __restrict y) {
+    constexpr size_t R = 4, L = 16, step = 2 * L;
+    size_t i = i0;
+    for (; i + R <= i1; i += R) {
+        const float* w = W + i * out;  // rows i..i+3, out floats apart
+        for (size_t b = 0; b < B; ++b) {
+            const float* xb = x + b * in + i;
+            const Lanes x0 = Lanes{} + xb[0], x1 = Lanes{} + xb[1], x2 = Lanes{} + xb[2], x3 = Lanes{} + xb[3];
+            float* yb = y + b * out;
+            size_t j = j0;
+            for (; j + step <= j1; j += step) {
+                for (size_t k = j; k < j + step; k += L) {
+                    Lanes sum = load_lanes<Lanes>(yb + k);
+                    sum += x0 * load_lanes<Lanes>(w + k);
+                    sum += x1 * load_lanes<Lanes>(w + out + k);
+                    sum += x2 * load_lanes<Lanes>(w + 2 * out + k);
+                    sum += x3 * load_lanes<Lanes>(w + 3 * out + k);
+                    std::memcpy(yb + k, &sum, sizeof sum);
+                }
+            }
+            for (; j < j1; ++j) {  // the last (j1 - j0) % 32 columns
+                float sum = yb[j];
+                for (size_t r = 0; r < R; ++r) sum += xb[r] * w[r * out + j];
+                yb[j] = sum;
+            }
+        }
+    }
+    if (i < i1) matvec_columns_generic(x, B, W, in, out, i, i1, j0, j1, y);  // the last in % 4 rows
+}
+#endif
+
+// The AVX-512 version where the processor has it, else the clones of the generic one.
+void matvec_columns(const float* x, size_t B, const float* W, size_t in, size_t out, size_t i0, size_t i1,
+                    size_t j0, size_t j1, float* y) {
+#if !defined(__clang__)
+    static const bool avx512 = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4"));
+    if (avx512) return matvec_columns_avx512(x, B, W, in, out, i0, i1, j0, j1, y);
+#endif
+    matvec_columns_generic(x, B, W, in, out, i0, i1, j0, j1, y);
 }
 
 // One dot product's total: its sixteen partial sums in lane order, then the last n % 16 products.
@@ -118,38 +168,35 @@ inline __attribute__((always_inline)) float dot_total(Lanes acc, const float* m,
 }
 
 // y[b, r] = M[r, :] . x[b, :] for r in [r0, r1).   x: (B, n), M: (rows, n), y: (B, rows)
-// Sixteen partial sums per dot product (vector lanes), then one total. Four rows a quarter of the
-// range apart are read side by side: four memory streams in flight read faster than one. Each
-// row's sums run in the same order whichever of the four it is, so the result does not depend on
-// r0, r1 or the threads.
+// Sixteen partial sums per dot product (vector lanes), then one total. Two rows half the range
+// apart are read side by side: two memory streams. In a one-off comparison on GPT-2 small's
+// embedding (AMD Zen 5, 1 thread, after 340 MB of other reads, as in a decode step), two streams
+// read at 98-100 % of a plain sum of the same memory, four a quarter apart at 88-93 %, and four
+// neighbouring rows at 79 %. Each row's sums run in the same order whichever of the two it is, so
+// the result does not depend on r0, r1 or the threads.
 DECODEBOOK_CLONES
 void dot_rows(const float* __restrict x, size_t B, const float* __restrict M, size_t rows, size_t n, size_t r0,
               size_t r1, float* __restrict y) {
     constexpr size_t L = 16;
     const size_t n16 = n - n % L;
-    const size_t quarter = (r1 - r0) / 4;
-    for (size_t r = r0; r < r0 + quarter; ++r) {
+    const size_t half = (r1 - r0) / 2;
+    for (size_t r = r0; r < r0 + half; ++r) {
         const float* m0 = M + r * n;
-        const float* m1 = m0 + quarter * n;
-        const float* m2 = m1 + quarter * n;
-        const float* m3 = m2 + quarter * n;
+        const float* m1 = m0 + half * n;
         for (size_t b = 0; b < B; ++b) {
             const float* xb = x + b * n;
-            Lanes a0 = {}, a1 = {}, a2 = {}, a3 = {};
+            Lanes a0 = {}, a1 = {};
             for (size_t i = 0; i < n16; i += L) {
                 const Lanes xi = load_lanes<Lanes>(xb + i);
                 a0 += load_lanes<Lanes>(m0 + i) * xi;
                 a1 += load_lanes<Lanes>(m1 + i) * xi;
-                a2 += load_lanes<Lanes>(m2 + i) * xi;
-                a3 += load_lanes<Lanes>(m3 + i) * xi;
             }
             y[b * rows + r] = dot_total(a0, m0, xb, n16, n);
-            y[b * rows + r + quarter] = dot_total(a1, m1, xb, n16, n);
-            y[b * rows + r + 2 * quarter] = dot_total(a2, m2, xb, n16, n);
-            y[b * rows + r + 3 * quarter] = dot_total(a3, m3, xb, n16, n);
+            y[b * rows + r + half] = dot_total(a1, m1, xb, n16, n);
         }
     }
-    for (size_t r = r0 + 4 * quarter; r < r1; ++r) {  // the last (r1 - r0) % 4 rows, one at a time
+    if ((r1 - r0) % 2 == 1) {  // the last row of an odd range
+        const size_t r = r1 - 1;
         const float* m = M + r * n;
         for (size_t b = 0; b < B; ++b) {
             const float* xb = x + b * n;
