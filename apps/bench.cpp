@@ -204,7 +204,10 @@ int main(int argc, char** argv) {
                 const double tps = 1.0 / decode_seconds_per_token(model, decode_tokens, 1);
                 const double read = std::max(before, measure_read_bandwidth(size_t{1} << 29, t, 2));
                 bandwidth_highest[t - 1] = std::max(bandwidth_highest[t - 1], read);
-                if (tps > decode_tps[t - 1]) decode_tps[t - 1] = tps, bandwidth[t - 1] = read;
+                if (tps > decode_tps[t - 1]) {
+                    decode_tps[t - 1] = tps;
+                    bandwidth[t - 1] = read;
+                }
             }
         }
         set_num_threads(1);

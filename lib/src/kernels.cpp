@@ -148,12 +148,21 @@ void matvec_columns_avx512(const float* __restrict x, size_t B, const float* __r
 }
 #endif
 
+// Whether this processor runs x86-64-v4 (AVX-512): the test target_clones' resolver makes too.
+bool runs_x86_64_v4() {
+#if defined(__clang__)
+    return false;  // no clones under clang (the fuzzing build)
+#else
+    static const bool v4 = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4"));
+    return v4;
+#endif
+}
+
 // The AVX-512 version where the processor has it, else the clones of the generic one.
 void matvec_columns(const float* x, size_t B, const float* W, size_t in, size_t out, size_t i0, size_t i1,
                     size_t j0, size_t j1, float* y) {
 #if !defined(__clang__)
-    static const bool avx512 = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4"));
-    if (avx512) return matvec_columns_avx512(x, B, W, in, out, i0, i1, j0, j1, y);
+    if (runs_x86_64_v4()) return matvec_columns_avx512(x, B, W, in, out, i0, i1, j0, j1, y);
 #endif
     matvec_columns_generic(x, B, W, in, out, i0, i1, j0, j1, y);
 }
@@ -307,14 +316,11 @@ void weighted_sum(const float* __restrict w, const float* __restrict v, size_t l
 
 // The version of target_clones this processor runs (the ifunc resolver's own test).
 const char* clone_target() {
-#if defined(__clang__)
-    return "x86-64 (SSE2)";  // no clones under clang (the fuzzing build)
-#else
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("x86-64-v4")) return "x86-64-v4 (AVX-512)";
+    if (runs_x86_64_v4()) return "x86-64-v4 (AVX-512)";
+#if !defined(__clang__)
     if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3 (AVX2, FMA)";
-    return "x86-64 (SSE2)";
 #endif
+    return "x86-64 (SSE2)";
 }
 
 // Split [0, n) into `parts` chunks aligned to 16 floats: chunk k is [begin, end).
