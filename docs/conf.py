@@ -2,7 +2,7 @@
 #
 # Build it with `cmake --build build --target docs` (docs/CMakeLists.txt): that target runs
 # Doxygen first and passes two folders in the environment:
-#   DECODEBOOK_DOXYGEN_XML  Doxygen's XML of lib/include/decodebook/*.hpp (read by Breathe)
+#   DECODEBOOK_DOXYGEN_XML  Doxygen's XML of lib/include/decodebook/**/*.hpp (read by Breathe)
 #   DECODEBOOK_BIN_DIR      the folder with the chapter binaries (put on PATH, so that
 #                           program-output and the plots run the chapters you just built)
 import os

@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decodebook/chain.hpp"
-#include "decodebook/generation_config.hpp"
-#include "decodebook/tokenizer.hpp"
-#include "decodebook/decode.hpp"
-#include "decodebook/model.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/decoding/generation_config.hpp"
+#include "decodebook/model/tokenizer.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/model/gpt2.hpp"
 
 namespace golden {
 

@@ -7,9 +7,9 @@
 #include <map>
 #include <random>
 
-#include "decodebook/beam_search.hpp"
-#include "decodebook/error.hpp"
-#include "decodebook/generate.hpp"
+#include "decodebook/decoding/beam_search.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/decoding/generate.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

@@ -4,11 +4,11 @@
 #include <cmath>
 #include <numeric>
 
-#include "decodebook/decode.hpp"
-#include "decodebook/error.hpp"
-#include "decodebook/metrics.hpp"
-#include "decodebook/tokenizer.hpp"
-#include "decodebook/utf8.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/course/metrics.hpp"
+#include "decodebook/model/tokenizer.hpp"
+#include "decodebook/base/utf8.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

@@ -4,12 +4,12 @@
 
 #include <memory>
 
-#include "decodebook/chain.hpp"
-#include "decodebook/error.hpp"
-#include "decodebook/generate.hpp"
-#include "decodebook/generation_config.hpp"
-#include "decodebook/sampling.hpp"
-#include "decodebook/utf8.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/generation_config.hpp"
+#include "decodebook/sampling/sampling.hpp"
+#include "decodebook/base/utf8.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

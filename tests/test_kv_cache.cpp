@@ -6,12 +6,13 @@
 #include <cmath>
 #include <random>
 
-#include "decodebook/cached.hpp"
-#include "decodebook/error.hpp"
-#include "decodebook/kernels.hpp"
-#include "decodebook/kv_cache.hpp"
-#include "decodebook/safetensors.hpp"
-#include "decodebook/weight_allocator.hpp"
+#include "decodebook/decoding/cached_loops.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/model/kernels.hpp"
+#include "decodebook/model/kv_cache.hpp"
+#include "decodebook/model/roofline.hpp"
+#include "decodebook/model/safetensors.hpp"
+#include "decodebook/model/weights.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

@@ -4,9 +4,9 @@
 
 #include <cmath>
 
-#include "decodebook/error.hpp"
-#include "decodebook/model.hpp"
-#include "decodebook/random_model.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/model/gpt2.hpp"
+#include "decodebook/course/random_model.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "decodebook/rng.hpp"
+#include "decodebook/base/rng.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

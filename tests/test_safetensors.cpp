@@ -8,11 +8,11 @@
 #include <limits>
 #include <sstream>
 
-#include "decodebook/config.hpp"
-#include "decodebook/error.hpp"
-#include "decodebook/model.hpp"
-#include "decodebook/random_model.hpp"
-#include "decodebook/safetensors.hpp"
+#include "decodebook/model/config.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/model/gpt2.hpp"
+#include "decodebook/course/random_model.hpp"
+#include "decodebook/model/safetensors.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

@@ -4,10 +4,10 @@
 
 #include <random>
 
-#include "decodebook/error.hpp"
-#include "decodebook/generate.hpp"
-#include "decodebook/stop_strings.hpp"
-#include "decodebook/utf8.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/stop_strings.hpp"
+#include "decodebook/base/utf8.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decodebook/config.hpp"
-#include "decodebook/error.hpp"
-#include "decodebook/random_model.hpp"
-#include "decodebook/tokenizer.hpp"
+#include "decodebook/model/config.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/course/random_model.hpp"
+#include "decodebook/model/tokenizer.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

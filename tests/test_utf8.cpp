@@ -1,7 +1,7 @@
 // UTF-8 handling (chapter 00): Python's "replace" rule and safe streaming of token bytes.
 #include <catch2/catch.hpp>
 
-#include "decodebook/utf8.hpp"
+#include "decodebook/base/utf8.hpp"
 
 using namespace decodebook;
 

@@ -17,16 +17,17 @@
 #include <string>
 #include <vector>
 
-#include "decodebook/cli.hpp"
-#include "decodebook/csv.hpp"
-#include "decodebook/decode.hpp"
-#include "decodebook/error.hpp"
+#include "decodebook/course/cli.hpp"
+#include "decodebook/course/csv.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/course/exercise_status.hpp"
 #include "decodebook/exercises.hpp"
-#include "decodebook/model.hpp"
-#include "decodebook/paths.hpp"
-#include "decodebook/terminal.hpp"
-#include "decodebook/tokenizer.hpp"
-#include "decodebook/utf8.hpp"
+#include "decodebook/model/gpt2.hpp"
+#include "decodebook/course/model_dir.hpp"
+#include "decodebook/course/terminal.hpp"
+#include "decodebook/model/tokenizer.hpp"
+#include "decodebook/base/utf8.hpp"
 
 using namespace decodebook;
 

@@ -13,15 +13,16 @@
 #include <string>
 #include <vector>
 
-#include "decodebook/cli.hpp"
-#include "decodebook/decode.hpp"
+#include "decodebook/course/cli.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/course/exercise_status.hpp"
 #include "decodebook/exercises.hpp"
-#include "decodebook/model.hpp"
-#include "decodebook/generate.hpp"
-#include "decodebook/metrics.hpp"
-#include "decodebook/sampling.hpp"
-#include "decodebook/terminal.hpp"
-#include "decodebook/tokenizer.hpp"
+#include "decodebook/model/gpt2.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/course/metrics.hpp"
+#include "decodebook/sampling/sampling.hpp"
+#include "decodebook/course/terminal.hpp"
+#include "decodebook/model/tokenizer.hpp"
 
 using namespace decodebook;
 

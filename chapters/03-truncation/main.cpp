@@ -20,18 +20,19 @@
 #include <string>
 #include <vector>
 
-#include "decodebook/chain.hpp"
-#include "decodebook/cli.hpp"
-#include "decodebook/csv.hpp"
-#include "decodebook/decode.hpp"
-#include "decodebook/error.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/course/cli.hpp"
+#include "decodebook/course/csv.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/course/exercise_status.hpp"
 #include "decodebook/exercises.hpp"
-#include "decodebook/model.hpp"
-#include "decodebook/generate.hpp"
-#include "decodebook/metrics.hpp"
-#include "decodebook/terminal.hpp"
-#include "decodebook/sampling.hpp"
-#include "decodebook/tokenizer.hpp"
+#include "decodebook/model/gpt2.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/course/metrics.hpp"
+#include "decodebook/course/terminal.hpp"
+#include "decodebook/sampling/sampling.hpp"
+#include "decodebook/model/tokenizer.hpp"
 
 using namespace decodebook;
 

@@ -24,19 +24,21 @@
 
 #include <xtensor/xview.hpp>
 
-#include "decodebook/cached.hpp"
-#include "decodebook/cli.hpp"
-#include "decodebook/csv.hpp"
-#include "decodebook/decode.hpp"
-#include "decodebook/error.hpp"
+#include "decodebook/decoding/cached_loops.hpp"
+#include "decodebook/course/cli.hpp"
+#include "decodebook/course/csv.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/course/exercise_status.hpp"
 #include "decodebook/exercises.hpp"
-#include "decodebook/generate.hpp"
-#include "decodebook/kernels.hpp"
-#include "decodebook/kv_cache.hpp"
-#include "decodebook/model.hpp"
-#include "decodebook/random_model.hpp"
-#include "decodebook/terminal.hpp"
-#include "decodebook/tokenizer.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/model/kernels.hpp"
+#include "decodebook/model/kv_cache.hpp"
+#include "decodebook/model/roofline.hpp"
+#include "decodebook/model/gpt2.hpp"
+#include "decodebook/course/random_model.hpp"
+#include "decodebook/course/terminal.hpp"
+#include "decodebook/model/tokenizer.hpp"
 
 using namespace decodebook;
 

@@ -4,7 +4,7 @@
                           title, points, the stub (from exercises/), a hint and, collapsed, the
                           worked answer (from solutions/)
 .. exercise-list::        every exercise in the manifest, by chapter, with hints and links
-.. api-reference::        one section per header in lib/include/decodebook/ (Breathe doxygenfile),
+.. api-reference::        one section per wing of lib/include/decodebook/, one per header (Breathe doxygenfile),
                           so each entity is rendered exactly once and new headers appear by themselves
 .. readme-code:: TEXT     the first ```sh block after the README line containing TEXT
 .. details:: SUMMARY      a collapsed <details> block (sphinx-togglebutton is not in Debian)
@@ -279,29 +279,54 @@ def first_chapter(header_path: str) -> int:
     return min(found, default=99)
 
 
+WINGS = [  # (folder under lib/include/decodebook/, section title), in the order of the layers
+    ("base", "base/: errors, UTF-8, the RNG, files"),
+    ("model", "model/: GPT-2, its files, its cache and its kernels"),
+    ("sampling", "sampling/: pure math on one logits vector"),
+    ("decoding", "decoding/: the knob table, samplers, loops, stopping, beam search"),
+    ("constrain", "constrain/: automata and token masks (chapter 09)"),
+    ("course", "course/: what the chapters and programs share"),
+    ("", "Your exercises"),
+]
+
+
 class ApiReferenceDirective(SphinxDirective):
-    """One section per public header (in the order the chapters introduce them): its description,
-    then each entity once, in the header's order."""
+    """One section per wing of lib/include/decodebook/, one subsection per public header (in the
+    order the chapters introduce them): its description, then each entity once, in the header's order."""
     has_content = False
 
     def run(self):
         include = os.path.join(_root(self.env), "lib", "include", "decodebook")
-        headers = sorted((first_chapter(p), os.path.basename(p)) for p in glob.glob(os.path.join(include, "*.hpp")))
-        headers = [h for _, h in headers]
-        if not headers:
+        paths = glob.glob(os.path.join(include, "**", "*.hpp"), recursive=True)
+        if not paths:
             raise self.error(f"no headers found in {include}")
+        names = [os.path.basename(p) for p in paths]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # Doxygen and Breathe name a file by its base name
+            raise self.error(f"two headers share the name {', '.join(twice)}: give each header its own name")
+        wings = {w for w, _ in WINGS}
+        stray = sorted(os.path.relpath(p, include) for p in paths if os.path.dirname(os.path.relpath(p, include)) not in wings)
+        if stray:
+            raise self.error(f"{', '.join(stray)} is in no wing the API page knows: add its folder to WINGS")
         xml_dir = self.config.breathe_projects[self.config.breathe_default_project]
         entities = api_entities(xml_dir)
-        unknown = sorted(set(entities) - set(headers))
+        unknown = sorted(set(entities) - set(names))
         if unknown:
             raise self.error(f"Doxygen's XML ({xml_dir}) has entities from {', '.join(unknown)}, which is not in "
                              f"{include}: rerun Doxygen (cmake --build <build> --target docs does)")
         lines = []
-        for h in headers:
-            self.env.note_dependency(os.path.join(include, h))
-            lines += [h, "-" * len(h), "", f".. doxygenfile:: {h}", "   :sections: briefdescription detaileddescription", ""]
-            for _, directive in sorted(entities.get(h, []), key=lambda e: e[0]):
-                lines += directive + [""]
+        for wing, title in WINGS:
+            in_wing = [p for p in paths if os.path.dirname(os.path.relpath(p, include)) == wing]
+            if not in_wing:
+                continue
+            lines += [title, "-" * len(title), ""]
+            for _, h, path in sorted((first_chapter(p), os.path.basename(p), p) for p in in_wing):
+                self.env.note_dependency(path)
+                label = os.path.relpath(path, include)
+                lines += [label, "~" * len(label), "", f".. doxygenfile:: {h}",
+                          "   :sections: briefdescription detaileddescription", ""]
+                for _, directive in sorted(entities.get(h, []), key=lambda e: e[0]):
+                    lines += directive + [""]
         node = nodes.section()
         node.document = self.state.document
         nested_parse_with_titles(self.state, StringList(lines, source=self.get_source_info()[0]), node)

@@ -1,7 +1,7 @@
 """Chapter 00: the decode loop as a diagram, with its stop conditions.
 
 Drawn with matplotlib from this file (no image is pasted into the site), so it changes with the
-text below. Each box is one step of generate_naive (lib/src/decode.cpp); the two diamonds are
+text below. Each box is one step of generate_naive (lib/src/decoding/naive_loop.cpp); the two diamonds are
 the stop rules of decodebook::StopRule.
 """
 import matplotlib.pyplot as plt

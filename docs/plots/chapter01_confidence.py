@@ -3,7 +3,7 @@
 Runs the chapter binary found on PATH (docs/conf.py puts the build folder first) with the same
 settings as the run shown on the page (part 2's long greedy run, at the chapter's default
 --max-new-tokens) and reads the first --show-steps table it prints (columns: step, id, token,
-logit, prob, ms; see print_steps in lib/src/terminal.cpp), and the "Repetition loop" line, to
+logit, prob, ms; see print_steps in lib/src/course/terminal.cpp), and the "Repetition loop" line, to
 shade the stretch the cycle covers.
 
 What it shows on the embedded model: the loop does not make greedy more confident. The picks
@@ -37,7 +37,7 @@ for line in output.splitlines():
         break
 if not steps:
     raise RuntimeError("no --show-steps table found in chapter-01's output; if print_steps "
-                       "(lib/src/terminal.cpp) changed its columns, update docs/plots/chapter01_confidence.py")
+                       "(lib/src/course/terminal.cpp) changed its columns, update docs/plots/chapter01_confidence.py")
 
 fig, ax = plt.subplots(constrained_layout=True)
 loop = LOOP.search(output)

@@ -1,7 +1,7 @@
 """Chapter 04: what each penalty does to the logit of a token that already appeared.
 
-Drawn from the formulas of lib/src/sampling.cpp (apply_repetition_penalty and
-apply_presence_frequency, documented in lib/include/decodebook/sampling.hpp): theta = 1.5 as in
+Drawn from the formulas of lib/src/sampling/sampling.cpp (apply_repetition_penalty and
+apply_presence_frequency, documented in lib/include/decodebook/sampling/sampling.hpp): theta = 1.5 as in
 chapter-04's part 1 and sign trap, presence 0.8 and frequency 0.5 as in its check of exercise 04.2.
 """
 import matplotlib.pyplot as plt

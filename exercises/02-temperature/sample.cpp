@@ -9,8 +9,6 @@
 // Do not call decodebook::sample_inverse_cdf: that is the answer.
 #include "decodebook/exercises.hpp"
 
-#include "decodebook/sampling.hpp"
-
 namespace decodebook {
 
 int your_sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin) {

@@ -9,8 +9,6 @@
 // Do not call decodebook::min_p_keep: that is the answer.
 #include "decodebook/exercises.hpp"
 
-#include "decodebook/sampling.hpp"
-
 namespace decodebook {
 
 std::vector<bool> your_min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, int min_keep) {

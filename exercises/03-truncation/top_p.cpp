@@ -15,8 +15,6 @@
 // Do not call decodebook::top_p_keep: that is the answer.
 #include "decodebook/exercises.hpp"
 
-#include "decodebook/sampling.hpp"
-
 namespace decodebook {
 
 std::vector<bool> your_top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep) {

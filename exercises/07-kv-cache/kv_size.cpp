@@ -19,7 +19,6 @@
 // Graded by: ./grade 07
 #include <limits>
 
-#include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 
 namespace decodebook {

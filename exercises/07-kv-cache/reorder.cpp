@@ -16,7 +16,6 @@
 // Graded by: ./grade 07
 #include <algorithm>
 
-#include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 
 namespace decodebook {

@@ -19,7 +19,6 @@
 // Do not call decodebook::decode_roofline_ms, gpt2_decode_bytes or Gpt2::decode_weight_bytes:
 // they are the answer.
 // Graded by: ./grade 07
-#include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 
 namespace decodebook {

@@ -1,6 +1,5 @@
 // Solution 00.2 - The naive decode loop.                    Chapter 00: the naive decode loop
 #include "decodebook/exercises.hpp"
-#include "decodebook/sampling.hpp"
 
 namespace decodebook {
 

@@ -1,8 +1,6 @@
 // Solution 02.3 - Inverse-CDF sampling.                     Chapter 02: temperature and sampling
 #include "decodebook/exercises.hpp"
 
-#include "decodebook/sampling.hpp"
-
 namespace decodebook {
 
 int your_sample_inverse_cdf(const xt::xtensor<float, 1>& probs, double coin) {

@@ -1,8 +1,6 @@
 // Solution 03.3 - Min-p.                                    Chapter 03: truncation
 #include "decodebook/exercises.hpp"
 
-#include "decodebook/sampling.hpp"
-
 namespace decodebook {
 
 std::vector<bool> your_min_p_keep(const xt::xtensor<float, 1>& probs, double min_p, int min_keep) {

@@ -3,8 +3,6 @@
 
 #include <algorithm>
 
-#include "decodebook/sampling.hpp"
-
 namespace decodebook {
 
 std::vector<bool> your_top_p_keep(const xt::xtensor<float, 1>& probs, double p, int min_keep) {

@@ -2,7 +2,7 @@
 #include <algorithm>
 
 #include "decodebook/exercises.hpp"
-#include "decodebook/utf8.hpp"
+#include "decodebook/base/utf8.hpp"
 
 namespace decodebook {
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string>
 
-#include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 
 namespace decodebook {

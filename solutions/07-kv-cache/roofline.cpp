@@ -2,7 +2,6 @@
 // decodebook::decode_roofline_ms).
 #include <cmath>
 
-#include "decodebook/error.hpp"
 #include "decodebook/exercises.hpp"
 
 namespace decodebook {

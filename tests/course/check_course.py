@@ -24,6 +24,11 @@
 7. Every stub, filled in with its worked answer, compiles (no build needed, only a compiler): the
    stub's #include lines plus the solution's code, compiled without the build's precompiled
    header, which would hide a missing #include that a student following the hint then needs.
+8. The library's layering (docs/design.md, "The library in wings"): every header and source of
+   lib/ lives in a wing (lib/include/decodebook/<wing>/, lib/src/<wing>/; only exercises.hpp sits
+   above them), and each wing includes only what it may: base/ nothing above it; model/,
+   sampling/ and constrain/ only base/ and themselves; decoding/ everything but course/ and
+   exercises.hpp. `--layering` runs this check alone (the build runs it: target check_layering).
 Prints "course checks: N passed, M failed" and exits 1 if anything failed.
 The site-marker rules have their own tests: /usr/bin/python3 tests/course/test_check_course.py
 """
@@ -135,6 +140,70 @@ def check_stub_includes(c: Checks, manifest: dict, compiler: str = "c++") -> Non
             first = next((l for l in errors.splitlines() if "error:" in l), errors.strip()[:300])
             c.check(ok, f"{ex_id}: {sol} compiles with the #includes of {stub}",
                     f"{first}\n        add the #include it needs to {stub}")
+
+
+# --------------------------------------------------------------------------------------- layering
+
+# Which wings each wing's files may include (itself always). Anything else is a layering error.
+WINGS = {
+    "base": set(),
+    "model": {"base"},
+    "sampling": {"base"},
+    "constrain": {"base"},
+    "decoding": {"base", "model", "sampling", "constrain"},
+    "course": {"base", "model", "sampling", "constrain", "decoding", "exercises.hpp"},
+}
+LIB_INCLUDE = re.compile(r'^\s*#\s*include\s*"decodebook/([^"]+)"', re.M)
+
+
+def layering_problems(files: dict[str, str]) -> list[str]:
+    """8. Layering problems in `files` (repo-relative path -> text, the files under lib/), each as
+    "path:line: ..." naming the rule and the fix."""
+    problems = []
+    for path, text in sorted(files.items()):
+        parts = path.split("/")
+        if parts[:3] == ["lib", "include", "decodebook"]:
+            rest = parts[3:]
+        elif parts[:2] == ["lib", "src"]:
+            rest = parts[2:]
+        else:
+            continue
+        if not path.endswith((".hpp", ".cpp")):
+            continue
+        if rest == ["exercises.hpp"]:
+            wing = "exercises.hpp"
+        elif len(rest) < 2 or rest[0] not in WINGS:
+            problems.append(f"{path}: is in no wing: move it into one of "
+                            f"{', '.join(w + '/' for w in WINGS)} (docs/design.md, \"The library in wings\")")
+            continue
+        else:
+            wing = rest[0]
+        allowed = {wing} | WINGS.get(wing, set(WINGS) | {"exercises.hpp"})
+        for m in LIB_INCLUDE.finditer(text):
+            target = m.group(1)
+            to = target.split("/")[0] if "/" in target else target
+            if to not in allowed:
+                line = text.count("\n", 0, m.start()) + 1
+                may = ", ".join(sorted(w + ("/" if w in WINGS else "") for w in allowed - {wing})) or "nothing"
+                problems.append(f"{path}:{line}: {wing}/ includes decodebook/{target}, but {wing}/ may include "
+                                f"only itself and {may}: move the code it needs down a layer, or this code up")
+    return problems
+
+
+def check_layering(c: Checks) -> None:
+    print("the library's layering:")
+    files = {}
+    for dirpath, _, names in os.walk(os.path.join(ROOT, "lib")):
+        for n in names:
+            rel = os.path.relpath(os.path.join(dirpath, n), ROOT).replace(os.sep, "/")
+            if rel.endswith((".hpp", ".cpp")):
+                with open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace") as f:
+                    files[rel] = f.read()
+    problems = layering_problems(files)
+    if not problems:
+        c.check(True, f"{len(files)} files of lib/ in wings, each including only what its wing may")
+    for p in problems:
+        c.check(False, p)
 
 
 # ------------------------------------------------------------------------------------ site markers
@@ -379,6 +448,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default="build-tests", help="a build of the default configuration (stubs)")
     ap.add_argument("--no-build", action="store_true", help="only the checks that need no build (1-3, 7)")
+    ap.add_argument("--layering", action="store_true", help="only check 8, the library's layering")
     ap.add_argument("--record-seconds", action="store_true",
                     help="write tests/course/test_seconds.json from this run's solution tests (CPU time)")
     args = ap.parse_args()
@@ -386,6 +456,10 @@ def main() -> int:
     with open(os.path.join(ROOT, "exercises", "manifest.json"), encoding="utf-8") as f:
         manifest = json.load(f)
     c = Checks()
+    if args.layering:
+        check_layering(c)
+        return 1 if c.failed else 0
+    check_layering(c)
     check_manifest(c, manifest)
     check_todos(c, manifest)
     check_site_markers(c)

@@ -132,5 +132,53 @@ class TestBinaries(unittest.TestCase):
             self.assertIn(f"no exercise_tests_* executable in {d}", out.getvalue())
 
 
+class Layering(unittest.TestCase):
+    TREE = {
+        "lib/include/decodebook/base/error.hpp": "#include <string>\n",
+        "lib/include/decodebook/model/gpt2.hpp": '#include "decodebook/base/error.hpp"\n',
+        "lib/src/model/kernels/matvec.cpp": '#include "common.hpp"\n#include "decodebook/model/kernels.hpp"\n',
+        "lib/include/decodebook/sampling/sampling.hpp": '#include "decodebook/base/error.hpp"\n',
+        "lib/include/decodebook/decoding/generate.hpp": '#include "decodebook/model/gpt2.hpp"\n'
+                                                        '#include "decodebook/sampling/sampling.hpp"\n',
+        "lib/include/decodebook/course/cli.hpp": '#include "decodebook/decoding/generate.hpp"\n'
+                                                 '#include "decodebook/exercises.hpp"\n',
+        "lib/include/decodebook/exercises.hpp": '#include "decodebook/decoding/generate.hpp"\n',
+        "lib/README.txt": "not code\n",
+    }
+
+    def planted(self, path, line):
+        tree = dict(self.TREE)
+        tree[path] = tree.get(path, "") + line
+        return check_course.layering_problems(tree)
+
+    def test_the_real_tree_and_a_good_one_pass(self):
+        self.assertEqual(check_course.layering_problems(self.TREE), [])
+        c, out = check_course.Checks(), io.StringIO()
+        with contextlib.redirect_stdout(out):
+            check_course.check_layering(c)
+        self.assertEqual((c.passed, c.failed), (1, 0), out.getvalue())
+
+    def test_each_rule_fails_on_a_planted_include(self):
+        cases = [  # (file, include planted in it, the wing named as allowed)
+            ("lib/include/decodebook/base/error.hpp", "model/gpt2.hpp", "base/ may include only itself and nothing"),
+            ("lib/include/decodebook/model/gpt2.hpp", "decoding/generate.hpp", "model/ may include only itself and base/"),
+            ("lib/include/decodebook/model/gpt2.hpp", "sampling/sampling.hpp", "model/ may include only itself and base/"),
+            ("lib/include/decodebook/sampling/sampling.hpp", "model/gpt2.hpp", "sampling/ may include only itself and base/"),
+            ("lib/src/constrain/dfa.cpp", "decoding/generate.hpp", "constrain/ may include only itself and base/"),
+            ("lib/src/decoding/generate.cpp", "course/cli.hpp", "decoding/ may include only itself and base/"),
+            ("lib/include/decodebook/decoding/generate.hpp", "exercises.hpp", "decoding/ may include only"),
+        ]
+        for path, target, rule in cases:
+            got = self.planted(path, f'#include "decodebook/{target}"\n')
+            self.assertEqual(len(got), 1, (path, target, got))
+            self.assertIn(f"includes decodebook/{target}, but {rule}", got[0])
+            self.assertTrue(got[0].startswith(path + ":"), got[0])
+
+    def test_a_file_outside_the_wings_is_named(self):
+        got = check_course.layering_problems({**self.TREE, "lib/include/decodebook/kernels.hpp": ""})
+        self.assertEqual(len(got), 1, got)
+        self.assertIn("lib/include/decodebook/kernels.hpp: is in no wing", got[0])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decodebook/chain.hpp"
-#include "decodebook/model.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/model/gpt2.hpp"
 
 namespace replay {
 

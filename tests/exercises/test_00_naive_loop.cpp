@@ -2,7 +2,7 @@
 // with its exercise id; every failure says what was expected and what your code returned.
 #include <catch2/catch.hpp>
 
-#include "decodebook/error.hpp"
+#include "decodebook/base/error.hpp"
 #include "decodebook/exercises.hpp"
 #include "golden.hpp"
 

@@ -6,7 +6,7 @@
 #include <xtensor/xview.hpp>
 
 #include "decodebook/exercises.hpp"
-#include "decodebook/tokenizer.hpp"
+#include "decodebook/model/tokenizer.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

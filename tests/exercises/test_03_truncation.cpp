@@ -7,7 +7,7 @@
 #include <xtensor/xview.hpp>
 
 #include "decodebook/exercises.hpp"
-#include "decodebook/sampling.hpp"
+#include "decodebook/sampling/sampling.hpp"
 #include "golden.hpp"
 #include "replay.hpp"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "decodebook/exercises.hpp"
-#include "decodebook/sampling.hpp"
+#include "decodebook/sampling/sampling.hpp"
 #include "golden.hpp"
 #include "replay.hpp"
 

@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "decodebook/beam_search.hpp"
+#include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/exercises.hpp"
 #include "golden.hpp"
 #include "replay.hpp"

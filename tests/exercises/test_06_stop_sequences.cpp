@@ -5,9 +5,9 @@
 #include <random>
 
 #include "decodebook/exercises.hpp"
-#include "decodebook/generate.hpp"
-#include "decodebook/stop_strings.hpp"
-#include "decodebook/terminal.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/stop_strings.hpp"
+#include "decodebook/course/terminal.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

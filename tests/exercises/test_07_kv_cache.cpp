@@ -7,7 +7,7 @@
 
 #include <xtensor/xview.hpp>
 
-#include "decodebook/error.hpp"
+#include "decodebook/base/error.hpp"
 #include "decodebook/exercises.hpp"
 #include "golden.hpp"
 

@@ -4,8 +4,8 @@
 #include <cstring>
 #include <vector>
 
-#include "decodebook/error.hpp"
-#include "decodebook/tokenizer.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/model/tokenizer.hpp"
 #include "fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

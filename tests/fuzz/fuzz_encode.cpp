@@ -1,6 +1,6 @@
 // libFuzzer target: the embedded model's tokenizer encodes any bytes into ids of its vocabulary,
 // and decoding them gives the same bytes back (byte-level BPE loses nothing).
-#include "decodebook/tokenizer.hpp"
+#include "decodebook/model/tokenizer.hpp"
 #include "fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,7 +1,7 @@
 // libFuzzer target: load_safetensors on any bytes. A malformed file must end in decodebook::Error;
 // a file it accepts must hold tensors whose sizes match their shapes.
-#include "decodebook/error.hpp"
-#include "decodebook/safetensors.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/model/safetensors.hpp"
 #include "fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

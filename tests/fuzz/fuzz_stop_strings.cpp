@@ -1,4 +1,4 @@
-// libFuzzer target: the stop-string matcher (lib/src/stop_strings.cpp) against a naive search.
+// libFuzzer target: the stop-string matcher (lib/src/decoding/stop_strings.cpp) against a naive search.
 // Input: byte 0 picks the rule and include_stop_str_in_output; then 1 to 4 stop strings and the
 // tokens, every field ended by byte 0x00 (stops) or 0x01 (tokens): "\x02" "ab\0" "cd\0" "x\1y\1".
 // Checked: find_stop and scan_stops agree with a plain search; stop_holdback is the longest suffix
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "decodebook/error.hpp"
-#include "decodebook/stop_strings.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/decoding/stop_strings.hpp"
 #include "fuzz_common.hpp"
 
 namespace {

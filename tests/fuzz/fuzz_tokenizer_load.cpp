@@ -1,8 +1,8 @@
 // libFuzzer target: Tokenizer::load on any vocab.json and merges.txt. The input is the two files
 // separated by the first zero byte (without one, all of it is vocab.json and merges.txt is empty).
 // A bad pair must end in decodebook::Error; a pair it accepts must encode and decode text.
-#include "decodebook/error.hpp"
-#include "decodebook/tokenizer.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/model/tokenizer.hpp"
 #include "fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,0 +1,129 @@
+// decodebook-generate: every decoding parameter of chapters 00-05 on the command line.
+//
+//   decodebook-generate --prompt "The best way to" --temperature 0.8 --top-p 0.9 --seed 7 --show-chain
+//   decodebook-generate --interactive          (a REPL that keeps its settings between prompts)
+//
+// Every flag comes from the knob table (generation_config.hpp), with Hugging Face's names (dashes
+// for underscores). Like HF's generate it decodes greedily unless --do-sample true, or a sampling flag
+// (--temperature --top-k --top-p --min-p), turns sampling on. Bad parameters print a clear error
+// and exit with code 2. Text streams as it is generated; tokens/s goes to stderr. With
+// --num-beams N > 1 it runs beam search (chapter 05) and prints each returned sequence with its score.
+// Both run on the KV cache (chapter 07): one position per step, as fast as this machine's memory allows.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "decodebook/decoding/beam_search.hpp"
+#include "decodebook/decoding/cached_loops.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/course/cli.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/course/terminal.hpp"
+
+using namespace decodebook;
+
+namespace {
+
+const std::vector<KnobGroup> kAllKnobs{KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties,
+                                       KnobGroup::Beams};
+
+struct Display {
+    bool show_steps = false;
+    bool show_chain = false;
+};
+
+// Generate one continuation, streaming it; throws Error if the request is refused.
+void run(const Session& session, const GenerationConfig& config, const Display& display, const std::string& prompt) {
+    const LogitsChain chain(config);  // validates the config before any output
+    if (display.show_chain) std::cout << "chain: " << chain.describe() << "\n";
+    const std::vector<int> ids = session.tokenizer.encode(prompt);
+    check_generation_request(session.model.config(), ids, {config.max_new_tokens, -1});
+    if (config.num_beams > 1) {  // beam search: its own loop (chapter 05), nothing to stream
+        const auto start = std::chrono::steady_clock::now();
+        const std::vector<Hypothesis> hyps = beam_search_cached(session.model, session.tokenizer, ids, config);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        for (size_t i = 0; i < hyps.size(); ++i) {
+            std::cout << "[" << i + 1 << "] score " << hyps[i].score << ", sum of log-probs " << hyps[i].sum_logprobs
+                      << ", " << hyps[i].ids.size() << " tokens, finish_reason " << to_string(hyps[i].finish_reason)
+                      << "\n" << prompt << hyps[i].text << "\n";
+        }
+        std::cout.flush();
+        std::fprintf(stderr, "[beam search, %d beams: %.2f s]\n", config.num_beams, seconds);
+        return;
+    }
+    std::cout << prompt << std::flush;
+    std::vector<CoinStep> coins;  // with --show-steps: each coin, its CDF slice, raw and processed p
+    const Sampler sampler =
+        display.show_steps ? make_watched_sampler(config, config.seed, coins) : make_sampler(config, config.seed);
+    const auto start = std::chrono::steady_clock::now();
+    const Generation g = generate_cached(session.model, session.tokenizer, ids, config, sampler, print_text_to(std::cout));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "\n";
+    if (display.show_steps) print_steps(std::cout, g.steps, session.tokenizer, coins);
+    std::cout.flush();  // the summary goes to stderr: keep it after the text
+    std::fprintf(stderr, "[%zu tokens in %.2f s: %.1f tokens/s, finish_reason %s]\n", g.ids.size(), seconds,
+                 static_cast<double>(g.ids.size()) / seconds, to_string(g.finish_reason).c_str());
+}
+
+void repl(const Session& session, GenerationConfig config, Display display) {
+    std::cout << "decodebook-generate interactive. Type a prompt, or :set NAME VALUE, :show, :help, :quit\n";
+    std::string line;
+    while (std::cout << "> " << std::flush, std::getline(std::cin, line)) {
+        if (line.empty()) continue;
+        try {
+            if (line == ":quit" || line == ":q") break;
+            if (line == ":help") {
+                std::cout << "parameters (:set NAME VALUE; a sampling one turns do_sample on):\n";
+                for (const Knob& k : knobs()) std::cout << "  " << k.flag << ": " << k.help << " (" << k.rule << ")\n";
+                std::cout << ":show lists the values; :chain toggles --show-chain; :steps toggles --show-steps\n";
+            } else if (line == ":show") {
+                std::cout << describe(config, kAllKnobs) << "\nchain: " << LogitsChain(config).describe() << "\n";
+            } else if (line == ":chain") {
+                display.show_chain = !display.show_chain;
+            } else if (line == ":steps") {
+                display.show_steps = !display.show_steps;
+            } else if (line.rfind(":set ", 0) == 0) {
+                std::istringstream in(line.substr(5));
+                std::string name, value;
+                in >> name;
+                std::getline(in >> std::ws, value);  // the rest of the line: a stop string may hold spaces
+                GenerationConfig next = config;
+                set_knob(next, name, value);
+                validate(next);
+                config = next;  // only a valid change is kept
+                std::cout << describe(config, kAllKnobs) << "\n";
+            } else if (line[0] == ':') {
+                std::cout << "unknown command " << line << " (try :help)\n";
+            } else {
+                run(session, config, display, line);
+            }
+        } catch (const Error& e) {
+            std::cout << "error: " << e.what() << "\n";
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    ProgramInfo info{"decodebook-generate", "Generate text with every decoding parameter of chapters 00-05.",
+                     "The best way to"};
+    info.defaults.max_new_tokens = 48;
+    info.knob_groups = kAllKnobs;
+    info.interactive = true;
+    const CommandLine cl = parse_command_line(argc, argv, info);
+    return run_program([&] {
+        const Session session = open_session(cl);
+        const Display display{cl.show_steps, cl.show_chain};
+        if (cl.interactive) {
+            repl(session, cl.config, display);
+        } else {
+            run(session, cl.config, display, cl.prompt);
+        }
+        return 0;
+    });
+}

@@ -1,0 +1,93 @@
+#pragma once
+/// @file course/cli.hpp
+/// @brief Every program's command line (chapters and tools), built from the knob table of
+/// generation_config.hpp. cxxopts is slow to compile, so it lives in one file (cli.cpp).
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "decodebook/decoding/generation_config.hpp"
+#include "decodebook/model/gpt2.hpp"
+#include "decodebook/model/tokenizer.hpp"
+
+namespace decodebook {
+
+/// An option of one program only (e.g. decodebook-diversity's `--prompts`). Introduced in chapter 04.
+struct ExtraOption {
+    std::string flag;           ///< without dashes, e.g. "prompts"
+    std::string help;           ///< one line for `--help`
+    std::string default_value;  ///< text; read it back with CommandLine::extra_int
+};
+
+/// What a program is and which knobs it takes, shown by `--help`. Introduced in chapter 00.
+struct ProgramInfo {
+    /// A program with the library's defaults and the Length knobs only. Introduced in chapter 00.
+    ProgramInfo(std::string program_name, std::string one_line, std::string prompt)
+        : program(std::move(program_name)), title(std::move(one_line)), default_prompt(std::move(prompt)) {}
+    std::string program;         ///< e.g. "chapter-00"
+    std::string title;           ///< one line: what the program shows
+    std::string default_prompt;  ///< used when `--prompt` is not given; empty: the program takes no `--prompt`
+    GenerationConfig defaults{};  ///< this program's defaults (chapters 02-04 sample by default)
+    /// The knob groups it accepts: every program takes Length; the greedy chapters 00-01 nothing
+    /// else, every later chapter and decodebook-generate all of them.
+    std::vector<KnobGroup> knob_groups{KnobGroup::Length};
+    /// The columns `--csv FILE` writes, e.g. "step,context_length,milliseconds,token"; empty: no `--csv`.
+    std::string csv_columns{};
+    bool interactive = false;             ///< offers `--interactive` (decodebook-generate's REPL)
+    std::vector<ExtraOption> extra{};     ///< options of this program only
+    /// Positions the program itself runs past the prompt, whatever `-n` is (e.g. chapter 03 walks
+    /// 15 greedy steps to find a peaked and a flat step): open_session refuses, before any output,
+    /// a prompt that leaves no room for them, with a message about the prompt.
+    int lookahead = 0;
+};
+
+/// A chapter from 02 on: it takes every knob and samples by default (sampling is its subject).
+/// Introduced in chapter 02.
+ProgramInfo sampling_chapter(std::string program, std::string title, std::string default_prompt);
+
+/// A parsed command line. Introduced in chapter 00.
+struct CommandLine {
+    std::string prompt;          ///< `-p, --prompt TEXT`
+    std::string model_dir;       ///< `-m, --model DIR`, resolved (see resolve_model_dir)
+    GenerationConfig config;     ///< the program's defaults with every knob given applied, validated
+    bool show_steps = false;     ///< `--show-steps`: a table of every step
+    bool show_chain = false;     ///< `--show-chain`: print the processor chain (with the sampling knobs)
+    bool interactive = false;    ///< `-i, --interactive` (with ProgramInfo::interactive)
+    std::string csv;             ///< `--csv FILE` (with ProgramInfo::csv_columns); empty: no file
+    std::map<std::string, std::string> extra;  ///< ProgramInfo::extra, by flag
+    std::string program;         ///< ProgramInfo::program
+    int lookahead = 0;           ///< ProgramInfo::lookahead
+    /// An extra option as a whole number in [lo, hi]. Introduced in chapter 04.
+    /// @throws Error naming the flag and the range.
+    int extra_int(const std::string& flag, int lo, int hi) const;
+};
+
+/// Parse argv against the knob table. `--help` prints usage and exits 0; `--show-config` prints
+/// every knob the program takes, with its value, and exits 0; an unknown option or a bad value
+/// prints the problem and the fix and exits 2 (the same message in every program).
+/// Introduced in chapter 00.
+CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info);
+
+/// What a program works on: the model, its tokenizer, the prompt's ids and the config.
+/// Introduced in chapter 02.
+struct Session {
+    Gpt2 model;               ///< loaded from CommandLine::model_dir
+    Tokenizer tokenizer;      ///< the model's tokenizer
+    std::vector<int> prompt;  ///< CommandLine::prompt, encoded
+    GenerationConfig config;  ///< CommandLine::config
+};
+
+/// Load the model and tokenizer, encode the prompt and refuse a bad request (empty prompt,
+/// prompt + max_new_tokens or prompt + the program's lookahead beyond the context) before any
+/// output. Introduced in chapter 02.
+/// @throws Error from loading or from check_generation_request.
+Session open_session(const CommandLine& command_line);
+
+/// Run a program's body, turning a decodebook::Error into "error: ..." on stderr and exit code 1.
+/// Introduced in chapter 00.
+int run_program(const std::function<int()>& body);
+
+}  // namespace decodebook

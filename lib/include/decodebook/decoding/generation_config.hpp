@@ -1,0 +1,162 @@
+#pragma once
+/// @file decoding/generation_config.hpp
+/// @brief Every decoding parameter, declared once (chapters 02-04): `GenerationConfig` and the
+/// knob table that validation, `--help`, every program's flags, `--show-config`, the REPL's
+/// `:set`/`:show` and the test helpers all read.
+///
+/// Names follow Hugging Face's `GenerationConfig`. A knob is spelled twice by necessity: its HF
+/// name (`top_p`, used in golden files and messages) and its flag (`--top-p`, `:set top-p`).
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace decodebook {
+
+/// Which tokens the repetition penalty looks at. Introduced in chapter 04.
+enum class PenaltyScope {
+    PromptAndOutput,  ///< "prompt_and_output" (HF and vLLM): every token of the prompt and the output
+    OutputOnly,       ///< "output_only": only generated tokens
+    LastN,            ///< "last_n" (llama.cpp): the last `penalty_last_n` tokens of prompt + output
+};
+
+/// The spelling of a scope: "prompt_and_output", "output_only" or "last_n". Introduced in chapter 04.
+std::string to_string(PenaltyScope scope);
+/// Parse a scope's spelling. Introduced in chapter 04.
+/// @throws Error naming the accepted values.
+PenaltyScope parse_penalty_scope(const std::string& text);
+
+/// Processor orders of the engines decodebook compares. Introduced in chapter 03.
+enum class ChainOrder {
+    HuggingFace,  ///< "hf": penalties -> temperature -> top-k -> top-p -> min-p -> sample
+    LlamaCpp,     ///< "llama.cpp": penalties -> top-k -> top-p -> min-p -> temperature -> sample
+    Vllm,         ///< "vllm": penalties -> temperature -> min-p -> top-k -> top-p -> sample
+};
+
+/// The spelling of an order: "hf", "llama.cpp" or "vllm". Introduced in chapter 03.
+std::string to_string(ChainOrder order);
+/// Parse an order's spelling. Introduced in chapter 03.
+/// @throws Error naming the accepted values.
+ChainOrder parse_chain_order(const std::string& text);
+
+/// Beam search's stopping rule (HF's `early_stopping`). Introduced in chapter 05.
+enum class EarlyStopping {
+    Heuristic,  ///< "false" (HF's default): stop when the best running beam, scored at the current
+                ///< length, cannot beat the worst finished hypothesis
+    Done,       ///< "true": stop as soon as num_beams hypotheses are finished
+    Never,      ///< "never": stop only when no running beam can beat a finished one (canonical)
+};
+/// "false", "true" or "never". Introduced in chapter 05.
+std::string to_string(EarlyStopping rule);
+/// @throws Error naming the accepted values. Introduced in chapter 05.
+EarlyStopping parse_early_stopping(const std::string& text);
+
+/// How a finished beam's summed log-probability is normalised by length. Introduced in chapter 05.
+enum class BeamScoring {
+    HuggingFace,  ///< "hf": / generated_len ^ length_penalty (prompt excluded, EOS counted)
+    Vllm,         ///< "vllm": / (prompt + generated, EOS not counted) ^ length_penalty
+};
+/// "hf" or "vllm". Introduced in chapter 05.
+std::string to_string(BeamScoring scoring);
+/// @throws Error naming the accepted values. Introduced in chapter 05.
+BeamScoring parse_beam_scoring(const std::string& text);
+
+/// Which stop string wins when several match. Introduced in chapter 06.
+enum class StopMatch {
+    Earliest,      ///< "earliest" (llama.cpp): the one that starts first in the text
+    ListOrder,     ///< "list_order" (vLLM): the first in the list that matches
+    TokenOverlap,  ///< "token_overlap" (HF): only a stop that overlaps the last token counts
+};
+/// "earliest", "list_order" or "token_overlap". Introduced in chapter 06.
+std::string to_string(StopMatch rule);
+/// @throws Error naming the accepted values. Introduced in chapter 06.
+StopMatch parse_stop_match(const std::string& text);
+
+/// Every decoding parameter, with Hugging Face's names and defaults, except `top_k`: HF samples
+/// with top_k = 50 by default, decodebook with 0 = off, so each chapter adds one filter at a time.
+/// Programs may start from other defaults (chapters 02-04 sample by default). Introduced in chapter 02.
+struct GenerationConfig {
+    // -- length and stopping
+    int max_new_tokens = 32;  ///< stop after this many new tokens (>= 1)
+    int min_new_tokens = 0;   ///< every EOS id is masked (-inf) until this many new tokens (HF); 0 = off
+    /// End-of-sequence ids: generating any of them stops, and it stays in the ids (HF).
+    /// nullopt: the model's `eos_token_id`; an empty list: never stop on a token.
+    std::optional<std::vector<int>> eos_token_id = std::nullopt;
+    /// Stop strings (vLLM's `stop`): generation ends when the text contains one. Introduced in chapter 06.
+    std::vector<std::string> stop{};
+    bool include_stop_str_in_output = false;  ///< vLLM's flag: keep the matched stop in the text
+    StopMatch stop_match = StopMatch::Earliest;  ///< which of several matching stops wins
+    // -- sampling
+    bool do_sample = false;           ///< false: greedy (argmax after the penalties), as HF's default
+    float temperature = 1.0f;         ///< z / T when sampling; 0 = greedy; must be >= 0
+    int top_k = 0;                    ///< keep the k most likely (ties kept); 0 = off
+    float top_p = 1.0f;               ///< nucleus mass in [0, 1]; 1 = off; 0 keeps one token
+    float min_p = 0.0f;               ///< keep p >= min_p * p_max, in [0, 1]; 0 = off
+    int min_tokens_to_keep = 1;       ///< the truncations never keep fewer (>= 1)
+    ChainOrder order = ChainOrder::HuggingFace;  ///< where temperature and min-p sit in the chain
+    uint64_t seed = 42;               ///< the coin stream of the sampler (any 64-bit value)
+    // -- penalties (applied whether sampling or not, as HF's logits processors)
+    float repetition_penalty = 1.0f;  ///< CTRL penalty theta > 0; 1 = off
+    PenaltyScope penalty_scope = PenaltyScope::PromptAndOutput;  ///< tokens the repetition penalty sees
+    int penalty_last_n = 64;          ///< window for PenaltyScope::LastN (>= 1)
+    float presence_penalty = 0.0f;    ///< OpenAI presence penalty in [-2, 2], over the output
+    float frequency_penalty = 0.0f;   ///< OpenAI frequency penalty in [-2, 2], over the output
+    int no_repeat_ngram_size = 0;     ///< ban repeating any n-gram (HF); 0 = off
+    // -- beam search (chapter 05)
+    int num_beams = 1;                ///< hypotheses kept per step; 1 = no beam search
+    float length_penalty = 1.0f;      ///< exponent of the length a finished score is divided by (1 is not neutral)
+    EarlyStopping early_stopping = EarlyStopping::Heuristic;  ///< when beam search ends
+    int num_return_sequences = 1;     ///< finished hypotheses returned, <= num_beams
+    BeamScoring beam_scoring = BeamScoring::HuggingFace;       ///< the length a score is normalised by
+};
+
+/// The groups a program chooses its knobs by. Introduced in chapter 02.
+enum class KnobGroup {
+    Length,     ///< max_new_tokens: every program
+    Stopping,   ///< min_new_tokens, eos_token_id, stop, include_stop_str_in_output, stop_match
+    Sampling,   ///< do_sample, temperature, top_k, top_p, min_p, min_tokens_to_keep, order, seed
+    Penalties,  ///< repetition, presence, frequency, no-repeat-ngram
+    Beams,      ///< num_beams, length_penalty, early_stopping, num_return_sequences, beam_scoring
+};
+
+/// One row of the table: everything about one knob, written once. Introduced in chapter 02.
+struct Knob {
+    std::string name;        ///< Hugging Face's name, e.g. "top_p"
+    std::string flag;        ///< the command-line name without dashes, e.g. "top-p"
+    KnobGroup group;         ///< which programs take it
+    std::string help;        ///< one line for `--help`
+    std::string rule;        ///< the valid values, e.g. "in [0, 1] (1 = off)"
+    bool implies_sampling;   ///< giving it on a command line (or :set) turns do_sample on
+    std::function<std::string(const GenerationConfig&)> get;          ///< the value, as text
+    std::function<void(GenerationConfig&, const std::string&)> set;  ///< parse, check, store
+    std::function<bool(const GenerationConfig&)> valid;               ///< the stored value is valid
+    bool repeatable = false;  ///< a list: each `--flag VALUE` on a command line adds one value
+};
+
+/// The table, in the order `--help` and `--show-config` print it. Introduced in chapter 02.
+const std::vector<Knob>& knobs();
+
+/// The row whose name ("top_p") or flag ("top-p") is `name`. Introduced in chapter 02.
+/// @throws Error listing the knobs when there is none.
+const Knob& find_knob(const std::string& name);
+
+/// Set one knob from text, as a command line or the REPL does: the value is parsed and checked,
+/// and a knob that implies sampling turns do_sample on. Introduced in chapter 02.
+/// @throws Error naming the knob, the bad value and the valid range; the config is unchanged.
+void set_knob(GenerationConfig& config, const std::string& name, const std::string& value);
+
+/// Check every knob, and the knobs together: min_new_tokens <= max_new_tokens,
+/// num_return_sequences <= num_beams, no sampling with beams. Introduced in chapter 02.
+/// @throws Error on the first bad value: "top_p = 1.5 is invalid: it must be in [0, 1] (1 = off)".
+void validate(const GenerationConfig& config);
+
+/// "max_new_tokens 32, do_sample true, temperature 0.7, ..." for the knobs of `groups`
+/// (all of them when empty). Introduced in chapter 02.
+std::string describe(const GenerationConfig& config, const std::vector<KnobGroup>& groups = {});
+
+/// The EOS ids a generation stops at: config.eos_token_id, or the model's when that is unset
+/// (-1 in the model: none). Introduced in chapter 02.
+std::vector<int> resolve_eos_ids(const GenerationConfig& config, int model_eos_token_id);
+
+}  // namespace decodebook

@@ -1,0 +1,124 @@
+#pragma once
+/// @file model/gpt2.hpp
+/// @brief GPT-2's forward pass: token ids in, next-token logits out (chapter 00).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "decodebook/model/config.hpp"
+#include "decodebook/model/safetensors.hpp"
+
+namespace decodebook {
+
+class KvCache;
+
+/// How a batch of decode rows is multiplied by the weights (chapter 07).
+enum class BatchKernels {
+    Fast,       ///< the fastest kernel for the batch: the streaming matvec below kGemmFromRows rows, the
+                ///< BLAS's GEMM from there (as engines do for large batches)
+    Invariant,  ///< every batch size on the streaming matvec: a row gets the same bits alone and in a batch
+    Gemm,       ///< every batch size on the BLAS's GEMM, one row included (chapter 07 measures it)
+};
+
+/// The batch size from which BatchKernels::Fast multiplies by GEMM instead of the streaming
+/// matvec (chapter 07): where OpenBLAS's `sgemm` overtook the matvec on a decode step's products
+/// (docs/measurements.md).
+inline constexpr size_t kGemmFromRows = 16;
+
+/// How a fresh model fills a tensor (random_gpt2_tensors). Introduced in chapter 00.
+enum class TensorInit {
+    Random,  ///< 0.02 * (2 * coin - 1)
+    Ones,    ///< LayerNorm gains
+    Zeros,   ///< biases
+};
+
+/// One tensor of a GPT-2 checkpoint. Introduced in chapter 00.
+struct TensorSpec {
+    std::string name;           ///< Hugging Face's name, e.g. "h.0.attn.c_attn.weight"
+    std::vector<size_t> shape;  ///< e.g. (C, 3C)
+    TensorInit init;            ///< how a random model fills it
+};
+
+/// Every tensor of a GPT-2 with this config, in this order: wte (V, C), wpe (P, C); for each block
+/// h.i: ln_1 weight and bias (C), attn.c_attn weight (C, 3C) and bias (3C), attn.c_proj (C, C) and
+/// (C), ln_2 (C) and (C), mlp.c_fc (C, 4C) and (4C), mlp.c_proj (4C, C) and (C); then ln_f (C) and (C).
+/// The one list of GPT-2's tensors: the loader and the random model both read it.
+/// Introduced in chapter 00.
+std::vector<TensorSpec> gpt2_tensor_schema(const ModelConfig& config);
+
+/// One transformer block's weights. Matrices are in HF Conv1D orientation (in, out): y = x W + b.
+struct BlockWeights {
+    /// (C) LayerNorm before attention: gain
+    WeightTensor<1> ln_1_g, ln_1_b;          ///< (C) LayerNorm before attention: bias
+    WeightTensor<2> c_attn_w;                ///< (C, 3C) fused query, key, value projection
+    WeightTensor<1> c_attn_b;                ///< (3C)
+    WeightTensor<2> attn_proj_w;             ///< (C, C) attention output projection
+    WeightTensor<1> attn_proj_b;             ///< (C)
+    /// (C) LayerNorm before the MLP: gain
+    WeightTensor<1> ln_2_g, ln_2_b;          ///< (C) LayerNorm before the MLP: bias
+    WeightTensor<2> c_fc_w;                  ///< (C, 4C) MLP up projection
+    WeightTensor<1> c_fc_b;                  ///< (4C)
+    WeightTensor<2> mlp_proj_w;              ///< (4C, C) MLP down projection
+    WeightTensor<1> mlp_proj_b;              ///< (C)
+};
+
+/// A GPT-2 language model: learned positions, pre-LayerNorm blocks, tanh GELU, lm_head tied to
+/// the token embedding. Loads Hugging Face's files unchanged. Introduced in chapter 00.
+class Gpt2 {
+public:
+    /// Load `config.json` and `model.safetensors` from a model folder. Introduced in chapter 00.
+    /// @throws Error when a file is missing, malformed, or a tensor is missing or has the wrong shape.
+    static Gpt2 load(const std::string& model_dir);
+    /// Build from tensors already in memory (HF names, optionally prefixed `transformer.`).
+    /// Introduced in chapter 00.
+    static Gpt2 from_tensors(const ModelConfig& config, const TensorMap& tensors);
+
+    /// Run the whole sequence through the model. Introduced in chapter 00.
+    /// @param ids token ids, 1 <= size <= n_positions, each in [0, vocab_size)
+    /// @return logits (T, V): row t scores the token that follows ids[0..t]
+    /// @throws Error on an empty, too long or out-of-vocabulary input.
+    xt::xtensor<float, 2> forward(const std::vector<int>& ids) const;
+
+    /// Run a prompt through the model in one pass (each product a GEMM), writing its keys and
+    /// values into `row` of the cache after the positions it already holds. Introduced in chapter 07.
+    /// @param ids the new tokens; the row's length + ids.size() must fit the cache's capacity
+    /// @param cache the caller's cache: the row's keys and values grow by ids.size() positions
+    /// @param row which of the cache's sequences the tokens continue
+    /// @return logits (V) of the last position: they score the token that follows
+    /// @throws Error on empty, too long or out-of-vocabulary input, or a row outside the cache.
+    xt::xtensor<float, 1> prefill(const std::vector<int>& ids, KvCache& cache, size_t row = 0) const;
+
+    /// One new token for each of B rows: `tokens[b]` goes after the positions cache row `rows[b]`
+    /// holds; attention reads that row's cached keys and values; LayerNorm and lm_head run on the
+    /// new position only. Logits land in `cache.logits()` row b. Allocates nothing.
+    /// Introduced in chapter 07.
+    /// @throws Error when sizes differ, a row is repeated or out of range, a row is full, or a
+    /// token is outside the vocabulary.
+    void decode(const std::vector<int>& tokens, const std::vector<size_t>& rows, KvCache& cache,
+                BatchKernels kernels = BatchKernels::Fast) const;
+
+    /// Bytes of the weights one decode step reads: every matrix and vector except the position
+    /// table, of which one row is read. Introduced in chapter 07.
+    uint64_t decode_weight_bytes() const;
+
+    /// The model's shape. Introduced in chapter 00.
+    const ModelConfig& config() const { return config_; }
+
+private:
+    // Walk gpt2_tensor_schema, checking names and shapes; the tensors move out of `t`.
+    static Gpt2 build(const ModelConfig& config, TensorMap& t);
+
+    ModelConfig config_;
+    WeightTensor<2> wte_;  // (V, C) token embeddings, also the lm_head
+    WeightTensor<2> wpe_;  // (n_positions, C) position embeddings
+    std::vector<BlockWeights> blocks_;
+    WeightTensor<1> ln_f_g_, ln_f_b_;  // (C) final LayerNorm
+};
+
+/// Check that `ids` can be fed to a model with this config. Introduced in chapter 00.
+/// @throws Error naming the problem: empty, longer than n_positions, or an id outside the vocabulary.
+void check_token_ids(const ModelConfig& config, const std::vector<int>& ids);
+
+}  // namespace decodebook

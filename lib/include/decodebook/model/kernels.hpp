@@ -1,0 +1,125 @@
+#pragma once
+/// @file model/kernels.hpp
+/// @brief The products behind the cached model (chapter 07); how fast this machine can feed them
+/// is model/roofline.hpp.
+///
+/// Decoding one token reads every weight once and does two flops with each: its speed is set by
+/// memory bandwidth, not arithmetic. So the decode path uses its own matrix-vector product, which
+/// streams each weight matrix once for all rows of a batch (compiled for AVX-512, for AVX2+FMA and
+/// for plain x86-64, and picked when the program starts), while the prompt's prefill, where each
+/// weight is used by every prompt token, goes to the BLAS's matrix-matrix product (GEMM).
+#include <cstddef>
+#include <string>
+
+namespace decodebook {
+
+/// Threads for the kernels (OpenMP): decode's products and attention, and prefill's, whose
+/// GEMM each thread runs on its own block of columns with the BLAS on one thread (so the BLAS's
+/// own threads never spin beside OpenMP's). Chapter 00's forward (xtensor-blas) stays on one
+/// BLAS thread. Default 1: a second thread helps only when the second core is idle (on a busy
+/// machine it makes every step wait).
+/// Introduced in chapter 07.
+/// @throws Error when n < 1.
+void set_num_threads(int n);
+/// The number set by set_num_threads (1 unless changed). Introduced in chapter 07.
+int num_threads();
+
+/// y (B, out) = x (B, in) W (in, out) + bias (out), rows of x and y contiguous; W in HF Conv1D
+/// orientation, streamed once for all B rows. W's rows are summed in two fixed halves, the second
+/// into `partial`, then added: two threads each stream one contiguous half (faster than both
+/// reading every row), and each row's sums run in the same order whatever B and the thread count
+/// are, so a row gets the same bits alone, inside a batch and on any number of threads.
+/// Introduced in chapter 07.
+/// @param x (B, in) the input rows
+/// @param B how many rows
+/// @param W (in, out) the weights
+/// @param bias (out), or null for none
+/// @param in the input width
+/// @param out the output width
+/// @param y (B, out) the result, overwritten
+/// @param partial scratch of B x out floats (the second half's sums)
+void matvec(const float* x, size_t B, const float* W, const float* bias, size_t in, size_t out, float* y,
+            float* partial);
+
+/// y (B, rows) = x (B, n) M^T for a row-major M (rows, n): the tied lm_head (M = wte), one dot
+/// product per vocabulary entry, streamed once for all B rows. Introduced in chapter 07.
+void matvec_transposed(const float* x, size_t B, const float* M, size_t rows, size_t n, float* y);
+
+/// y (T, out) = x (T, in) W (in, out) + bias through the BLAS's sgemm (prefill, batches), each of
+/// num_threads() threads on its own block of columns. Introduced in chapter 07.
+void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out, float* y);
+
+/// Attention of one query over `length` cached positions, head by head: for each head h,
+/// scores_s = q_h . k_s / sqrt(D), softmax over s < length, out_h = sum_s p_s v_s.
+/// @param q (C) the query
+/// @param keys position 0 of the cached keys, rows `stride` floats apart (the cache's
+///        (capacity, C) block of one layer and sequence, so stride = C)
+/// @param values position 0 of the cached values, laid out as the keys
+/// @param length how many positions to attend over
+/// @param stride floats from one position's row to the next
+/// @param C the width: n_head heads of C / n_head
+/// @param n_head the number of heads
+/// @param scores scratch of `length` floats
+/// @param out (C) the result, overwritten
+/// Introduced in chapter 07.
+void attend(const float* q, const float* keys, const float* values, size_t length, size_t stride, size_t C,
+            int n_head, float* scores, float* out);
+
+/// attend() for B rows at once, decode's attention: every (row, head) pair is independent, so the
+/// threads share them. Each pair's arithmetic is attend's, so the result does not depend on B or
+/// on the thread count. Introduced in chapter 07.
+/// @param q (B, q_stride) rows whose first C floats are the queries
+/// @param q_stride floats from one query row to the next (3C inside the fused projection)
+/// @param B how many rows
+/// @param keys B pointers: each row's position 0 of its cached keys, rows C floats apart
+/// @param values B pointers, laid out as the keys
+/// @param lengths B counts: how many positions each row attends over
+/// @param C the width: n_head heads of C / n_head
+/// @param n_head the number of heads
+/// @param scores scratch of B x n_head x scores_stride floats
+/// @param scores_stride at least the longest length
+/// @param out (B, C) the result, overwritten
+void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* keys, const float* const* values,
+                 const size_t* lengths, size_t C, int n_head, float* scores, size_t scores_stride, float* out);
+
+/// Causal attention of T new queries at positions L0..L0+T-1 over the cache's positions
+/// 0..L0+T-1, each query seeing only positions up to its own, as two GEMMs per head
+/// (scores = Q K^T, out = softmax(scores) V): prefill's attention. Introduced in chapter 07.
+/// @param q (T, q_stride) rows whose first C floats are the queries
+/// @param q_stride floats from one query row to the next (3C inside the fused projection)
+/// @param T how many new queries
+/// @param keys position 0 of the cached keys, (L0 + T, C) rows C floats apart, the new ones included
+/// @param values position 0 of the cached values, laid out as the keys
+/// @param L0 positions cached before the new ones
+/// @param C the width: n_head heads of C / n_head
+/// @param n_head the number of heads
+/// @param scores scratch of num_threads() x T x (L0 + T) floats (the heads are shared among the
+///        threads, each with its own block)
+/// @param out (T, C) the result, overwritten
+void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys, const float* values, size_t L0,
+                   size_t C, int n_head, float* scores, float* out);
+
+/// LayerNorm of T rows of C (mean and variance in double, as chapter 00's forward): y may be x.
+/// Introduced in chapter 07.
+void layer_norm_rows(const float* x, size_t T, size_t C, const float* gain, const float* bias, float eps, float* y);
+
+/// GPT-2's tanh GELU in place on n floats (chapter 00's formula). Introduced in chapter 07.
+void gelu_in_place(float* x, size_t n);
+
+/// Which compiled version of the decode kernels this processor runs: "x86-64-v4 (AVX-512)",
+/// "x86-64-v3 (AVX2, FMA)" or "x86-64 (SSE2)". Introduced in chapter 07.
+std::string kernel_target();
+/// The BLAS and the kernels it picked, e.g. "OpenBLAS 0.3.21 (core Zen)". Introduced in chapter 07.
+std::string blas_description();
+
+/// Choose the BLAS library behind gemm (prefill's products), at run time: "openblas" is the one
+/// the build links (the default), "blis" loads Debian's BLIS (libblis.so.4), and a value with a '/'
+/// is the path of any shared library with the CBLAS interface. decodebook-bench measures each;
+/// every program takes it as `--blas`. Decode's matvec does not use a BLAS. Introduced in chapter 07.
+/// @param name openblas, blis, or a library's path
+/// @return blas_description() of the library now in use
+/// @throws Error when the library is unknown, cannot be loaded or has no cblas_sgemm, naming the
+/// package to install.
+std::string use_blas(const std::string& name);
+
+}  // namespace decodebook

@@ -1,0 +1,103 @@
+#pragma once
+/// @file model/kv_cache.hpp
+/// @brief The KV cache: every layer's keys and values, kept so a step computes only the new
+/// position (chapter 07).
+///
+/// Chapter 00's forward recomputes every position's keys and values at every step. They never
+/// change (position s only attends to positions <= s), so chapter 07 keeps them: `Gpt2::prefill`
+/// writes the prompt's, `Gpt2::decode` appends one position per row and attends over the rest.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+#include "decodebook/model/config.hpp"
+
+namespace decodebook {
+
+/// Bytes a KV cache takes: 2 (K and V) x layers x positions x width x bytes per value x rows.
+/// `width` is the key/value width of one layer (n_embd for GPT-2; n_kv_heads x head_dim with
+/// grouped-query attention). Introduced in chapter 07.
+/// @throws Error when a count is negative or the product overflows 64 bits.
+uint64_t kv_cache_bytes(int64_t n_layer, int64_t positions, int64_t width, int64_t bytes_per_value, int64_t rows = 1);
+
+/// Copy rows of a (rows, positions, C) tensor: row r becomes the old row `source[r]`, for
+/// every r at once (a row may be copied to several rows, or dropped). Beam search uses it
+/// after each step: a beam continues its parent's cache. Introduced in chapter 07.
+/// @throws Error when `source` has the wrong size or an index is out of range.
+void reorder_rows(xt::xtensor<float, 3>& rows, const std::vector<int>& source);
+
+/// One cached attention step for one row and one layer, as exercise 07.1 asks: write this
+/// position's key and value into row `position` of `keys` and `values`, then attend the query
+/// over rows 0..position, head by head.
+/// @param keys (capacity, C) the layer's keys for one sequence
+/// @param values (capacity, C) the layer's values for one sequence
+/// @param position where the new token sits (0-based), < capacity
+/// @param qkv (3C) the new token's fused [q | k | v] projection
+/// @param n_head the number of heads; C must divide evenly
+/// @return (C) the attention output, heads side by side
+/// Introduced in chapter 07.
+xt::xtensor<float, 1> cached_attention_step(xt::xtensor<float, 2>& keys, xt::xtensor<float, 2>& values,
+                                            size_t position, const xt::xtensor<float, 1>& qkv, int n_head);
+
+/// The keys and values of every layer for `rows` sequences of up to `capacity` positions,
+/// allocated once (llama2.c's `key_cache`, with a batch dimension), plus the scratch buffers a
+/// decode step needs, so `Gpt2::decode` allocates nothing. Each row has its own length.
+/// The caller owns it. Introduced in chapter 07.
+class KvCache {
+public:
+    /// Allocate the cache for a model: n_layer x 2 x (rows, capacity, n_embd) floats.
+    /// @throws Error when rows < 1 or capacity is outside 1..n_positions.
+    KvCache(const ModelConfig& config, size_t rows, size_t capacity);
+
+    size_t rows() const { return lengths_.size(); }           ///< sequences it holds
+    size_t capacity() const { return capacity_; }              ///< positions per row
+    size_t length(size_t row) const { return lengths_.at(row); }  ///< positions filled in a row
+    uint64_t bytes() const;                                    ///< bytes of K and V (not the scratch)
+
+    /// Forget a row's positions (the memory is kept).
+    void clear(size_t row) { lengths_.at(row) = 0; }
+    /// Row r becomes the old row `source[r]` in every layer, lengths too (beam search).
+    /// @throws Error when `source` has the wrong size or an index is out of range.
+    void reorder(const std::vector<int>& source);
+
+    /// (rows, capacity, C) keys of one layer.
+    xt::xtensor<float, 3>& keys(size_t layer) { return keys_.at(layer); }
+    /// (rows, capacity, C) values of one layer.
+    xt::xtensor<float, 3>& values(size_t layer) { return values_.at(layer); }
+    /// (rows, capacity, C) keys of one layer, read-only.
+    const xt::xtensor<float, 3>& keys(size_t layer) const { return keys_.at(layer); }
+    /// (rows, capacity, C) values of one layer, read-only.
+    const xt::xtensor<float, 3>& values(size_t layer) const { return values_.at(layer); }
+
+    /// (rows, V) the logits of the last `Gpt2::decode` call: row b scores what follows its b-th
+    /// token (rows past the call's batch size hold stale values).
+    const xt::xtensor<float, 2>& logits() const { return scratch_.logits; }
+
+private:
+    friend class Gpt2;
+    void set_length(size_t row, size_t length) { lengths_.at(row) = length; }
+
+    /// Buffers of one decode step, sized for every row at once (B <= rows).
+    struct Scratch {
+        xt::xtensor<float, 2> x;       // (rows, C) residual stream
+        xt::xtensor<float, 2> xn;      // (rows, C) after LayerNorm
+        xt::xtensor<float, 2> qkv;     // (rows, 3C)
+        xt::xtensor<float, 2> att;     // (rows, C) attention output
+        xt::xtensor<float, 2> proj;    // (rows, C) a projection's output
+        xt::xtensor<float, 2> hidden;  // (rows, 4C) MLP hidden layer
+        xt::xtensor<float, 2> partial; // (rows, 4C) matvec's second half of W's rows
+        xt::xtensor<float, 2> scores;  // (rows x n_head, capacity) attention scores, one row per head
+        std::vector<const float*> keys, values;  // (rows) each decode row's cached keys and values
+        std::vector<size_t> lengths;             // (rows) how many positions each decode row attends over
+        xt::xtensor<float, 2> logits;  // (rows, V)
+    };
+
+    size_t capacity_;
+    std::vector<size_t> lengths_;
+    std::vector<xt::xtensor<float, 3>> keys_, values_;  // per layer: (rows, capacity, C)
+    Scratch scratch_;
+};
+
+}  // namespace decodebook

@@ -1,0 +1,41 @@
+#pragma once
+/// @file model/roofline.hpp
+/// @brief The decode roofline (chapter 07): a decode step reads every weight once, so it can take
+/// no less than the weight bytes over the memory's read bandwidth.
+#include <cstddef>
+#include <cstdint>
+
+#include "decodebook/model/config.hpp"
+
+namespace decodebook {
+
+/// Bytes of weights one decode step of a GPT-2 with this shape reads: the token embedding wte
+/// (V, C) (it is also the lm_head), one row of the position table (C), per block two LayerNorms
+/// (2C each), c_attn (C x 3C + 3C), attn.c_proj (C x C + C), mlp.c_fc (C x 4C + 4C) and
+/// mlp.c_proj (4C x C + C), and ln_f (2C): V C + C + 2C + n_layer (12 C^2 + 13 C) weights.
+/// GPT-2 124M in float32 reads 494,616,576 bytes (Gpt2::decode_weight_bytes counts the same for a
+/// loaded model). Introduced in chapter 07.
+/// @param config the model's shape (vocab_size, n_embd, n_layer)
+/// @param bytes_per_weight 4 for float32, 2 for bf16 or float16, 1 for 8-bit weights
+/// @throws Error when bytes_per_weight < 1 or a dimension is negative.
+uint64_t gpt2_decode_bytes(const ModelConfig& config, int bytes_per_weight);
+
+/// The decode roofline of a GPT-2 shape: the fewest milliseconds one decode step can take when it
+/// must read every weight once, gpt2_decode_bytes / bandwidth. Introduced in chapter 07.
+/// @param config the model's shape (vocab_size, n_embd, n_layer)
+/// @param bytes_per_weight 4 for float32, 2 for bf16 or float16, 1 for 8-bit weights
+/// @param bytes_per_second the memory's read bandwidth, e.g. measure_read_bandwidth()
+/// @throws Error when bytes_per_weight < 1, the bandwidth is not a positive finite number, or a
+/// dimension is negative.
+double decode_roofline_ms(const ModelConfig& config, int bytes_per_weight, double bytes_per_second);
+
+/// This machine's memory read bandwidth in bytes per second: the best of `repeats` rounds, each
+/// summing a buffer of `bytes` (far larger than the caches) on `threads` threads, read as one
+/// stream and as two and four streams evenly apart (some processors need several streams in
+/// flight to reach their bandwidth), once in ordinary 4 KiB pages and once in the weights' own memory
+/// (model/weights.hpp: 2 MiB pages where Linux gives them). The fastest way counts, so a
+/// roofline built on it is not flattered by a slow way of reading.
+/// Introduced in chapter 07.
+double measure_read_bandwidth(size_t bytes, int threads, int repeats = 5);
+
+}  // namespace decodebook

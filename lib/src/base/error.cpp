@@ -1,0 +1,8 @@
+#include "decodebook/base/error.hpp"
+
+namespace decodebook {
+
+Error::Error(const std::string& problem, const std::string& fix)
+    : std::runtime_error(problem + "\n  fix: " + fix) {}
+
+}  // namespace decodebook

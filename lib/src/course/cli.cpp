@@ -1,0 +1,239 @@
+// Chapter 00 on: every program's command line. cxxopts is slow to compile, so it lives only here,
+// and the decoding flags come from the knob table (generation_config.hpp), never spelled here.
+#include "decodebook/course/cli.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <system_error>
+
+#include <unistd.h>
+
+#include <cxxopts.hpp>
+#include <nlohmann/json.hpp>
+
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/model/kernels.hpp"
+#include "decodebook/course/model_dir.hpp"
+#include "decodebook/model/safetensors.hpp"
+
+namespace decodebook {
+namespace {
+
+bool takes(const ProgramInfo& info, KnobGroup group) {
+    for (KnobGroup g : info.knob_groups)
+        if (g == group) return true;
+    return false;
+}
+
+const char* group_name(KnobGroup g) {
+    switch (g) {
+        case KnobGroup::Length: return "";
+        case KnobGroup::Stopping: return "stopping";
+        case KnobGroup::Sampling: return "sampling";
+        case KnobGroup::Penalties: return "penalties";
+        case KnobGroup::Beams: return "beam search";
+    }
+    return "";
+}
+
+// The --csv file must be writable before the program runs: its folder exists and is writable, and
+// the path is not a folder or a read-only file. Nothing is created here.
+void check_writable_file(const std::string& path) {
+    namespace fs = std::filesystem;
+    const std::string fix = "pass --csv with a path in a folder that exists and is writable";
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (st.type() == fs::file_type::directory) throw Error("the --csv file '" + path + "' is a folder", fix);
+    if (fs::exists(st)) {
+        if (::access(path.c_str(), W_OK) != 0) throw Error("cannot write the --csv file '" + path + "': it is read-only", fix);
+        return;
+    }
+    fs::path folder = fs::path(path).parent_path();
+    if (folder.empty()) folder = ".";
+    const fs::file_status dir = fs::status(folder, ec);
+    if (dir.type() != fs::file_type::directory) {
+        throw Error("cannot write the --csv file '" + path + "': folder '" + folder.string() + "' does not exist", fix);
+    }
+    if (::access(folder.c_str(), W_OK) != 0) {
+        throw Error("cannot write the --csv file '" + path + "': folder '" + folder.string() + "' is not writable", fix);
+    }
+}
+
+[[noreturn]] void usage_error(const std::string& program, const std::string& message) {
+    std::cerr << program << ": " << message << "\n  see: " << program << " --help" << std::endl;
+    std::exit(2);
+}
+
+}  // namespace
+
+int CommandLine::extra_int(const std::string& flag, int lo, int hi) const {
+    const std::string& text = extra.at(flag);
+    size_t used = 0;
+    int value = 0;
+    try {
+        value = std::stoi(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != text.size() || value < lo || value > hi) {
+        throw Error("--" + flag + " = " + text + " is invalid: it must be a whole number in [" + std::to_string(lo) + ", " +
+                        std::to_string(hi) + "]",
+                    "pass --" + flag + " with a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    }
+    return value;
+}
+
+ProgramInfo sampling_chapter(std::string program, std::string title, std::string default_prompt) {
+    ProgramInfo info(std::move(program), std::move(title), std::move(default_prompt));
+    info.defaults.do_sample = true;
+    info.knob_groups = {KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties};
+    return info;
+}
+
+CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
+    cxxopts::Options options(info.program, info.title);
+    if (!info.default_prompt.empty()) {
+        options.add_options()("p,prompt", "text to continue", cxxopts::value<std::string>()->default_value(info.default_prompt));
+    }
+    options.add_options()
+        ("m,model", "model folder (config.json, model.safetensors, vocab.json, merges.txt); "
+                    "default: $DECODEBOOK_MODEL, else " + builtin_model_dir(),
+         cxxopts::value<std::string>()->default_value(""))
+        ("show-steps", "print a table of every step: step, id, token, logit, probability, ms")
+        ("show-config", "print every decoding parameter this command line gives, then exit")
+        ("verbose", "print notes on standard error, e.g. the checkpoint's tensors the model does not read")
+        ("threads", "threads for the cached model's kernels, prefill's GEMM included (1..64; a second thread helps only when "
+                    "the second core is idle)",
+         cxxopts::value<std::string>()->default_value("1"), "N")
+        ("blas", "BLAS library for the prefill's matrix products: openblas (linked), blis (Debian's BLIS), or the "
+                 "path of a CBLAS library; decodebook-bench compares them",
+         cxxopts::value<std::string>()->default_value("openblas"), "NAME");
+    if (!info.csv_columns.empty()) {
+        options.add_options()("csv", "write the program's data as CSV to FILE (columns: " + info.csv_columns + ")",
+                              cxxopts::value<std::string>()->default_value(""), "FILE");
+    }
+    if (info.interactive) {
+        options.add_options()("i,interactive", "read prompts from standard input; keep settings between them");
+    }
+    for (const ExtraOption& e : info.extra) {
+        options.add_options()(e.flag, e.help, cxxopts::value<std::string>()->default_value(e.default_value));
+    }
+    // The knobs: one flag per row of the table, in the table's order; the value stays text here
+    // and is parsed by the row, so every program prints the same message for a bad value.
+    for (const Knob& k : knobs()) {
+        if (!takes(info, k.group)) continue;
+        std::string opts = k.flag;
+        if (k.flag == "max-new-tokens") opts = "n," + opts;
+        if (k.flag == "seed") opts = "s," + opts;
+        options.add_options(group_name(k.group))(opts, k.help + " (" + k.rule + "; default " + k.get(info.defaults) + ")",
+                                                 cxxopts::value<std::string>(), "VALUE");
+    }
+    if (takes(info, KnobGroup::Sampling)) {
+        options.add_options("sampling")("show-chain", "print the processor chain");
+    }
+    options.add_options()("h,help", "show this help");
+
+    cxxopts::ParseResult result;
+    try {
+        result = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::exception& e) {
+        usage_error(info.program, e.what());
+    }
+    if (result.count("help")) {
+        std::cout << options.help({"", "stopping", "sampling", "penalties", "beam search"}) << "\n";
+        if (!takes(info, KnobGroup::Sampling)) {
+            std::cout << "This program always decodes greedily (argmax).\n";
+        } else if (info.defaults.do_sample) {
+            std::cout << "This program samples by default; --do-sample false decodes greedily.\n";
+        } else {
+            std::cout << "With no sampling flag, decoding is greedy (HF's default); --do-sample true, or any of --temperature\n"
+                         "--top-k --top-p --min-p, turns sampling on (--do-sample false keeps it off).\n";
+        }
+        std::cout << std::flush;
+        std::exit(0);
+    }
+    if (!result.unmatched().empty()) {
+        usage_error(info.program,
+                    "unexpected argument '" + result.unmatched().front() + "' (quote a prompt with spaces: --prompt \"...\")");
+    }
+    CommandLine cl;
+    try {
+        cl.config = info.defaults;
+        for (const Knob& k : knobs()) {
+            if (!takes(info, k.group) || !result.count(k.flag)) continue;
+            if (!k.repeatable) {
+                set_knob(cl.config, k.flag, result[k.flag].as<std::string>());
+                continue;
+            }
+            nlohmann::json values = nlohmann::json::array();  // every occurrence, in order
+            for (const auto& kv : result.arguments())
+                if (kv.key() == k.flag) values.push_back(kv.value());
+            set_knob(cl.config, k.flag, values.dump());
+        }
+        if (takes(info, KnobGroup::Sampling) && result.count("do-sample")) {  // an explicit --do-sample wins
+            find_knob("do_sample").set(cl.config, result["do-sample"].as<std::string>());
+        }
+        validate(cl.config);
+        if (result.count("show-config")) {
+            for (const Knob& k : knobs())
+                if (takes(info, k.group)) std::cout << k.name << " = " << k.get(cl.config) << "\n";
+            std::exit(0);
+        }
+        if (!info.default_prompt.empty()) cl.prompt = result["prompt"].as<std::string>();
+        cl.model_dir = resolve_model_dir(result["model"].as<std::string>());
+        {
+            CommandLine threads;  // --threads, read like an extra option: a whole number in range
+            threads.extra["threads"] = result["threads"].as<std::string>();
+            set_num_threads(threads.extra_int("threads", 1, 64));
+        }
+        if (const std::string blas = result["blas"].as<std::string>(); blas != "openblas") {
+            const std::string description = use_blas(blas);
+            if (result.count("verbose")) std::cerr << "note: prefill's matrix products run on " << description << "\n";
+        }
+        if (!info.csv_columns.empty()) {
+            cl.csv = result["csv"].as<std::string>();
+            if (!cl.csv.empty()) check_writable_file(cl.csv);  // before the run, not after it
+        }
+    } catch (const Error& e) {
+        std::cerr << "error: " << e.what() << std::endl;
+        std::exit(2);
+    }
+    if (result.count("verbose")) set_load_notes(&std::cerr);
+    cl.program = info.program;
+    cl.lookahead = info.lookahead;
+    cl.show_steps = result.count("show-steps") > 0;
+    cl.show_chain = takes(info, KnobGroup::Sampling) && result.count("show-chain") > 0;
+    cl.interactive = info.interactive && result.count("interactive") > 0;
+    for (const ExtraOption& e : info.extra) cl.extra[e.flag] = result[e.flag].as<std::string>();
+    return cl;
+}
+
+Session open_session(const CommandLine& cl) {
+    Session s{Gpt2::load(cl.model_dir), Tokenizer::load(cl.model_dir), {}, cl.config};
+    s.prompt = s.tokenizer.encode(cl.prompt);
+    check_generation_request(s.model.config(), s.prompt, {cl.config.max_new_tokens, -1});
+    const long room = static_cast<long>(s.model.config().n_positions) - cl.lookahead;
+    if (cl.lookahead > 0 && static_cast<long>(s.prompt.size()) > room) {
+        throw Error("the prompt has " + std::to_string(s.prompt.size()) + " tokens, but " + cl.program +
+                        " continues it by " + std::to_string(cl.lookahead) +
+                        " tokens for its demonstrations, and the model's context holds " +
+                        std::to_string(s.model.config().n_positions),
+                    "shorten --prompt to at most " + std::to_string(std::max(room, 1L)) + " tokens");
+    }
+    return s;
+}
+
+int run_program(const std::function<int()>& body) {
+    try {
+        return body();
+    } catch (const Error& e) {
+        std::cout.flush();
+        std::cerr << "\nerror: " << e.what() << std::endl;
+        return 1;
+    }
+}
+
+}  // namespace decodebook

@@ -1,0 +1,24 @@
+// Chapter 00: writing the chapters' --csv files.
+#include "decodebook/course/csv.hpp"
+
+#include "decodebook/base/error.hpp"
+
+namespace decodebook {
+
+CsvFile::CsvFile(const std::string& path, const std::string& header) : path_(path), out_(path) {
+    if (!out_) throw Error("cannot write the --csv file '" + path + "'", "pass a path in a folder that exists and is writable");
+    out_ << header << '\n';
+}
+
+void CsvFile::close() {
+    if (!out_.flush()) throw Error("writing the --csv file '" + path_ + "' failed", "check the disk space and permissions");
+    out_.close();
+}
+
+std::string csv_quoted(const std::string& text) {
+    std::string field = "\"";
+    for (char c : text) field += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return field + '"';
+}
+
+}  // namespace decodebook

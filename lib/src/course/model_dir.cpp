@@ -1,0 +1,53 @@
+// Chapter 00: where the model lives, wherever a chapter binary is run from.
+#include "decodebook/course/model_dir.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+#include "decodebook/base/error.hpp"
+
+namespace decodebook {
+
+namespace fs = std::filesystem;
+
+std::string builtin_model_dir() { return DECODEBOOK_MODEL_DIR; }
+
+std::string display_model_dir(const std::string& dir) {
+    std::error_code ec;
+    if (!fs::equivalent(dir, builtin_model_dir(), ec) || ec) return dir;
+    fs::path name = fs::path(builtin_model_dir()).lexically_normal();
+    if (name.filename().empty()) name = name.parent_path();  // a trailing '/'
+    return name.filename().string() + " (embedded)";
+}
+
+std::string resolve_model_dir(const std::string& cli_value) {
+    std::string dir = cli_value;
+    std::string source = "--model";
+    if (dir.empty()) {
+        if (const char* env = std::getenv("DECODEBOOK_MODEL"); env && *env) {
+            dir = env;
+            source = "DECODEBOOK_MODEL";
+        } else {
+            dir = builtin_model_dir();
+            source = "the build's default";
+        }
+    }
+    const std::string fix =
+        "pass --model DIR, set DECODEBOOK_MODEL, or re-run cmake from the repository so the embedded model's "
+        "path is baked in";
+    std::error_code ec;
+    const fs::file_status st = fs::status(dir, ec);  // follows symlinks; a loop is an error, not a throw
+    if (st.type() == fs::file_type::not_found) {
+        throw Error("model folder '" + dir + "' (from " + source + ") does not exist", fix);
+    }
+    if (ec) {
+        throw Error("model folder '" + dir + "' (from " + source + ") cannot be read: " + ec.message(), fix);
+    }
+    if (st.type() != fs::file_type::directory) {
+        throw Error("model folder '" + dir + "' (from " + source + ") is not a folder", fix);
+    }
+    return dir;
+}
+
+}  // namespace decodebook

@@ -1,0 +1,222 @@
+// Chapter 07: the loops on the KV cache. The general loop of chapter 02 gets a cached seam;
+// batches of prompts and beam search get their own loops, one decode call per step for all rows.
+#include "decodebook/decoding/cached_loops.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+
+#include "decodebook/base/error.hpp"
+#include "decodebook/sampling/sampling.hpp"
+#include "decodebook/model/tokenizer.hpp"
+
+namespace decodebook {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+// Row b of the last decode call's logits, copied into `out` (V) (no allocation once sized).
+void copy_logits(const KvCache& cache, size_t b, xt::xtensor<float, 1>& out) {
+    const size_t V = cache.logits().shape(1);
+    if (out.size() != V) out = xt::xtensor<float, 1>::from_shape({V});
+    std::copy_n(cache.logits().data() + b * V, V, out.data());
+}
+
+size_t capacity_for(const ModelConfig& mc, size_t longest_prompt, int max_new_tokens) {
+    return std::min(static_cast<size_t>(mc.n_positions), longest_prompt + static_cast<size_t>(std::max(max_new_tokens, 1)));
+}
+
+}  // namespace
+
+// [ch07:cached-logits]
+NextLogits cached_logits(const Gpt2& model, KvCache& cache, size_t row) {
+    auto fed = std::make_shared<std::vector<int>>();  // what the cache row holds
+    return [&model, &cache, row, fed](const std::vector<int>& sequence) {
+        if (fed->empty()) {  // the first call: the whole prompt in one pass
+            cache.clear(row);
+            xt::xtensor<float, 1> logits = model.prefill(sequence, cache, row);
+            *fed = sequence;
+            return logits;
+        }
+        if (sequence.size() != fed->size() + 1 || !std::equal(fed->begin(), fed->end(), sequence.begin())) {
+            throw Error("cached_logits was given a sequence that is not the previous one plus one token",
+                        "make a new cached_logits (or KvCache) for a new sequence");
+        }
+        model.decode({sequence.back()}, {row}, cache);  // only the new position is computed
+        fed->push_back(sequence.back());
+        xt::xtensor<float, 1> logits;
+        copy_logits(cache, 0, logits);
+        return logits;
+    };
+}
+// [/ch07:cached-logits]
+
+Generation generate_cached(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<int>& prompt,
+                           const GenerationConfig& config, const Sampler& sample, const StepObserver& on_step) {
+    check_request(model.config(), prompt, config);  // before the cache is sized from the request
+    KvCache cache(model.config(), 1, capacity_for(model.config(), prompt.size(), config.max_new_tokens));
+    return generate(cached_logits(model, cache), model.config(), tokenizer, prompt, config, sample, on_step);
+}
+
+// [ch07:generate-batch]
+std::vector<Generation> generate_batch(const Gpt2& model, const Tokenizer* tokenizer,
+                                       const std::vector<std::vector<int>>& prompts, const GenerationConfig& config,
+                                       const std::vector<Sampler>& samplers, BatchKernels kernels, BatchStats* stats) {
+    const ModelConfig& mc = model.config();
+    if (prompts.empty()) throw Error("generate_batch got no prompts", "pass at least one prompt");
+    if (samplers.size() != prompts.size()) {
+        throw Error("generate_batch got " + std::to_string(samplers.size()) + " samplers for " +
+                        std::to_string(prompts.size()) + " prompts",
+                    "pass one sampler per prompt");
+    }
+    std::vector<int> eos_ids;
+    size_t longest = 0;
+    for (const auto& p : prompts) {
+        eos_ids = check_request(mc, p, config);
+        longest = std::max(longest, p.size());
+    }
+    const StoppingCriteria criteria = stopping_criteria(config, eos_ids);
+    const size_t n = prompts.size();
+    KvCache cache(mc, n, capacity_for(mc, longest, config.max_new_tokens));
+    std::vector<Generation> out(n);
+    std::vector<std::unique_ptr<TextStream>> streams;
+    for (size_t i = 0; i < n; ++i) streams.push_back(make_text_stream(config));
+    BatchStats local;
+    BatchStats& st = stats ? *stats : local;
+    st = BatchStats{};
+
+    // Row i takes its token; returns true when row i is done (its criteria fired).
+    xt::xtensor<float, 1> logits;
+    const auto take = [&](size_t i, int step, double ms) {
+        const int token = samplers[i](logits, DecodeContext{prompts[i], out[i].ids, step, eos_ids});
+        if (token < 0 || token >= mc.vocab_size) {
+            throw Error("the sampler returned token id " + std::to_string(token) + ", outside the vocabulary",
+                        "a sampler must return an index into the logits it was given");
+        }
+        out[i].ids.push_back(token);
+        StepRecord record{step, static_cast<int>(prompts[i].size() + out[i].ids.size()) - 1, token,
+                          logits(static_cast<size_t>(token)), softmax(logits)(static_cast<size_t>(token)), ms,
+                          tokenizer ? streams[i]->push(tokenizer->token_bytes(token)) : std::string()};
+        out[i].text += record.text;
+        std::optional<FinishReason> reason;
+        for (const StoppingCriterion& c : criteria) {
+            if ((reason = c.check({out[i].ids, out[i].text, *streams[i]}))) {
+                out[i].stopped_by = c.name;
+                break;
+            }
+        }
+        out[i].steps.push_back(std::move(record));
+        if (!reason) return false;
+        const std::string tail = streams[i]->flush();
+        out[i].steps.back().text += tail;
+        out[i].text += tail;
+        out[i].finish_reason = *reason;
+        out[i].matched_stop = streams[i]->matched_stop().value_or("");
+        return true;
+    };
+
+    // prefill: each prompt into its own row, and its first token
+    std::vector<size_t> rows;  // the rows still generating
+    std::vector<int> tokens;   // their last tokens
+    auto start = Clock::now();
+    for (size_t i = 0; i < n; ++i) {
+        const auto t0 = Clock::now();
+        logits = model.prefill(prompts[i], cache, i);
+        if (!take(i, 0, ms_since(t0))) {
+            rows.push_back(i);
+            tokens.push_back(out[i].ids.back());
+        }
+    }
+    st.prefill_ms = ms_since(start);
+    // decode: one call per step for every row still going; a finished row leaves the batch
+    for (int step = 1; !rows.empty(); ++step) {
+        const auto t0 = Clock::now();
+        model.decode(tokens, rows, cache, kernels);
+        const double ms = ms_since(t0);
+        st.decode_ms += ms;
+        st.decode_steps += 1;
+        st.decoded_tokens += static_cast<long>(rows.size());
+        st.active_per_step.push_back(static_cast<int>(rows.size()));
+        std::vector<size_t> next_rows;
+        std::vector<int> next_tokens;
+        for (size_t b = 0; b < rows.size(); ++b) {
+            copy_logits(cache, b, logits);
+            if (!take(rows[b], step, ms)) {
+                next_rows.push_back(rows[b]);
+                next_tokens.push_back(out[rows[b]].ids.back());
+            }
+        }
+        rows.swap(next_rows);
+        tokens.swap(next_tokens);
+    }
+    return out;
+}
+// [/ch07:generate-batch]
+
+// [ch07:cached-log-probs]
+NextLogProbs cached_log_probs(const Gpt2& model, const std::vector<int>& prompt, const GenerationConfig& config,
+                              const std::vector<int>& eos_ids, KvCache& cache) {
+    auto chain = std::make_shared<const LogitsChain>(config);  // with do_sample false: penalties, min_new_tokens
+    auto held = std::make_shared<std::vector<std::vector<int>>>();  // the new ids each row holds
+    return [&model, &cache, prompt, eos_ids, chain, held](const std::vector<Beam>& beams, int step) {
+        if (beams.size() > cache.rows())
+            throw Error("beam search has " + std::to_string(beams.size()) + " beams for a cache of " +
+                            std::to_string(cache.rows()) + " rows",
+                        "make the KvCache with num_beams rows");
+        std::vector<xt::xtensor<float, 1>> rows;
+        xt::xtensor<float, 1> logits;
+        if (held->empty()) {  // the first step: every beam is the prompt, prefilled once
+            cache.clear(0);
+            logits = model.prefill(prompt, cache, 0);
+            cache.reorder(std::vector<int>(cache.rows(), 0));
+            held->assign(cache.rows(), {});
+            for (const Beam& beam : beams) {
+                // log_softmax first, then the processors on log-probabilities (HF's beam search)
+                rows.push_back(chain->apply(log_softmax(logits), DecodeContext{prompt, beam.ids, step, eos_ids}));
+            }
+            return rows;
+        }
+        // each beam continues its parent's cache row: find it, copy it into place
+        std::vector<int> source(cache.rows());
+        for (size_t r = 0; r < source.size(); ++r) source[r] = static_cast<int>(r);
+        std::vector<int> tokens;
+        std::vector<size_t> batch;
+        for (size_t b = 0; b < beams.size(); ++b) {
+            const std::vector<int>& ids = beams[b].ids;
+            const auto parent = std::find_if(held->begin(), held->end(), [&](const std::vector<int>& h) {
+                return h.size() + 1 == ids.size() && std::equal(h.begin(), h.end(), ids.begin());
+            });
+            if (ids.empty() || parent == held->end())
+                throw Error("a beam's parent is not in the cache", "call cached_log_probs with the beams of consecutive steps");
+            source[b] = static_cast<int>(parent - held->begin());
+            tokens.push_back(ids.back());
+            batch.push_back(b);
+        }
+        cache.reorder(source);
+        for (size_t b = 0; b < beams.size(); ++b) (*held)[b] = beams[b].ids;
+        model.decode(tokens, batch, cache);  // all beams' new positions as one batch
+        for (size_t b = 0; b < beams.size(); ++b) {
+            copy_logits(cache, b, logits);
+            rows.push_back(chain->apply(log_softmax(logits), DecodeContext{prompt, beams[b].ids, step, eos_ids}));
+        }
+        return rows;
+    };
+}
+// [/ch07:cached-log-probs]
+
+std::vector<Hypothesis> beam_search_cached(const Gpt2& model, const Tokenizer& tokenizer,
+                                           const std::vector<int>& prompt, const GenerationConfig& config,
+                                           BeamTrace* trace) {
+    const ModelConfig& mc = model.config();
+    const std::vector<int> eos_ids = check_request(mc, prompt, config);
+    KvCache cache(mc, static_cast<size_t>(config.num_beams), capacity_for(mc, prompt.size(), config.max_new_tokens));
+    std::vector<Hypothesis> out = beam_search(cached_log_probs(model, prompt, config, eos_ids, cache), eos_ids,
+                                              static_cast<int>(prompt.size()), config, trace);
+    fill_texts(out, tokenizer);
+    return out;
+}
+
+}  // namespace decodebook

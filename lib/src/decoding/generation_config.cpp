@@ -1,0 +1,381 @@
+// Chapters 02-04: the knob table. Each decoding parameter is one row here and nowhere else.
+#include "decodebook/decoding/generation_config.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <type_traits>
+#include <limits>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "decodebook/base/error.hpp"
+
+namespace decodebook {
+namespace {
+
+// One spelling per enum value, used both ways.
+template <class Enum>
+struct Spelling {
+    Enum value;
+    const char* text;
+};
+
+constexpr Spelling<PenaltyScope> kScopes[] = {{PenaltyScope::PromptAndOutput, "prompt_and_output"},
+                                               {PenaltyScope::OutputOnly, "output_only"},
+                                               {PenaltyScope::LastN, "last_n"}};
+constexpr Spelling<ChainOrder> kOrders[] = {
+    {ChainOrder::HuggingFace, "hf"}, {ChainOrder::LlamaCpp, "llama.cpp"}, {ChainOrder::Vllm, "vllm"}};
+
+constexpr Spelling<EarlyStopping> kEarlyStopping[] = {
+    {EarlyStopping::Heuristic, "false"}, {EarlyStopping::Done, "true"}, {EarlyStopping::Never, "never"}};
+constexpr Spelling<BeamScoring> kBeamScoring[] = {{BeamScoring::HuggingFace, "hf"}, {BeamScoring::Vllm, "vllm"}};
+constexpr Spelling<StopMatch> kStopMatch[] = {
+    {StopMatch::Earliest, "earliest"}, {StopMatch::ListOrder, "list_order"}, {StopMatch::TokenOverlap, "token_overlap"}};
+
+template <class Enum, size_t N>
+std::string spell(const Spelling<Enum> (&table)[N], Enum value) {
+    for (const auto& s : table)
+        if (s.value == value) return s.text;
+    return "?";
+}
+
+template <class Enum, size_t N>
+std::string spellings(const Spelling<Enum> (&table)[N]) {
+    std::string all;
+    for (const auto& s : table) {
+        if (!all.empty()) all += ", ";
+        all += std::string(s.text);
+    }
+    return all;
+}
+
+template <class Enum, size_t N>
+Enum parse_spelling(const Spelling<Enum> (&table)[N], const std::string& text, const std::string& what) {
+    for (const auto& s : table)
+        if (text == s.text) return s.value;
+    throw Error("unknown " + what + " '" + text + "'", "use one of: " + spellings(table));
+}
+
+std::string number_text(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+[[noreturn]] void invalid(const std::string& name, const std::string& flag, const std::string& value,
+                          const std::string& rule) {
+    throw Error(name + " = " + value + " is invalid: it must be " + rule, "pass --" + flag + " with a value " + rule);
+}
+
+// Strict text -> number: the whole text must be one number of the member's type (no spaces, no
+// sign on the unsigned seed). Text that is a number but does not fit the type is refused with the
+// knob's rule, never as "not a number"; `example` is a valid value for the fix.
+template <class T>
+T parse_number(const std::string& name, const std::string& flag, const std::string& text, const std::string& rule,
+               const std::string& example) {
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    const auto not_a_number = [&] {
+        return Error("--" + flag + " needs " + (std::is_integral_v<T> ? "a whole number" : "a number") + ", got '" +
+                         text + "'",
+                     "e.g. --" + flag + " " + example);
+    };
+    if (text.empty()) throw not_a_number();
+    if constexpr (std::is_same_v<T, float>) {
+        double value = 0;
+        const auto [end, ec] = std::from_chars(first, last, value);
+        if (ec == std::errc::result_out_of_range && end == last) {  // beyond even a double, either way
+            value = std::abs(std::strtod(text.c_str(), nullptr)) >= 1 ? HUGE_VAL : 1e-300;
+        } else if (ec != std::errc() || end != last) {
+            throw not_a_number();
+        }
+        if (std::isfinite(value) ? std::abs(value) > std::numeric_limits<float>::max() : value == HUGE_VAL) {
+            throw Error(name + " = " + text + " is invalid: it is beyond a float's range (about 3.4e38); it must be " +
+                            rule,
+                        "pass --" + flag + " with a value " + rule);
+        }
+        if (value != 0 && std::abs(value) < std::numeric_limits<float>::min()) {
+            throw Error(name + " = " + text + " is invalid: it is too close to 0 for a float (below 1.2e-38); it must be " +
+                            rule,
+                        "pass --" + flag + " with a value " + rule);
+        }
+        return static_cast<float>(value);
+    } else {
+        using Wide = std::conditional_t<std::is_signed_v<T>, long long, unsigned long long>;
+        Wide value = 0;
+        const bool negative_unsigned = !std::is_signed_v<T> && text[0] == '-';
+        const auto [end, ec] = std::from_chars(negative_unsigned ? first + 1 : first, last, value);
+        if (ec == std::errc::invalid_argument || end != last) throw not_a_number();
+        bool out_of_range = negative_unsigned || ec == std::errc::result_out_of_range;
+        if constexpr (sizeof(T) < sizeof(Wide)) {
+            out_of_range = out_of_range || value < static_cast<Wide>(std::numeric_limits<T>::min()) ||
+                           value > static_cast<Wide>(std::numeric_limits<T>::max());
+        }
+        if (out_of_range) invalid(name, flag, text, rule);
+        return static_cast<T>(value);
+    }
+}
+
+bool parse_bool(const std::string& flag, const std::string& text) {
+    if (text == "true" || text == "1") return true;
+    if (text == "false" || text == "0") return false;
+    throw Error("--" + flag + " needs true or false, got '" + text + "'", "e.g. --" + flag + " true");
+}
+
+// A numeric knob: `ok` says which values are valid, `rule` says it in words.
+template <class T>
+Knob number(std::string name, std::string flag, KnobGroup group, std::string help, T GenerationConfig::*member,
+            std::function<bool(T)> ok, std::string rule, bool implies_sampling = false) {
+    Knob k{name, flag, group, std::move(help), rule, implies_sampling, {}, {}, {}};
+    k.get = [member](const GenerationConfig& c) {
+        if constexpr (std::is_same_v<T, float>) return number_text(c.*member);
+        else return std::to_string(c.*member);
+    };
+    const std::string example = k.get(GenerationConfig{});  // the default: valid by construction
+    k.set = [=](GenerationConfig& c, const std::string& text) {
+        const T value = parse_number<T>(name, flag, text, rule, example);
+        if (!ok(value)) invalid(name, flag, text, rule);
+        c.*member = value;
+    };
+    k.valid = [member, ok](const GenerationConfig& c) { return ok(c.*member); };
+    return k;
+}
+
+// An enum knob: its spellings are its rule.
+template <class Enum, size_t N>
+Knob choice(std::string name, std::string flag, KnobGroup group, std::string help, Enum GenerationConfig::*member,
+            const Spelling<Enum> (&table)[N]) {
+    Knob k{name, flag, group, std::move(help), "one of: " + spellings(table), false, {}, {}, {}};
+    k.get = [member, &table](const GenerationConfig& c) { return spell(table, c.*member); };
+    k.set = [member, &table, name](GenerationConfig& c, const std::string& text) {
+        c.*member = parse_spelling(table, text, name);
+    };
+    k.valid = [](const GenerationConfig&) { return true; };
+    return k;
+}
+
+// eos_token_id: "model" (the model's own), "none", or ids separated by commas.
+Knob eos_knob() {
+    Knob k{"eos_token_id", "eos-token-id", KnobGroup::Stopping,
+           "ids that end generation (kept in the output)",
+           "model (the model's own), none, or ids >= 0 separated by commas", false, {}, {}, {}};
+    k.get = [](const GenerationConfig& c) {
+        if (!c.eos_token_id) return std::string("model");
+        if (c.eos_token_id->empty()) return std::string("none");
+        std::string s;
+        for (int id : *c.eos_token_id) {
+            if (!s.empty()) s += ",";
+            s += std::to_string(id);
+        }
+        return s;
+    };
+    k.set = [rule = k.rule](GenerationConfig& c, const std::string& text) {
+        if (text == "model") return c.eos_token_id.reset();
+        std::vector<int> ids;
+        if (text != "none") {
+            size_t start = 0;
+            while (start <= text.size()) {
+                const size_t comma = std::min(text.find(',', start), text.size());
+                const int id = parse_number<int>("eos_token_id", "eos-token-id", text.substr(start, comma - start),
+                                                 rule, "0 (ids separated by commas), or model, or none");
+                if (id < 0) invalid("eos_token_id", "eos-token-id", text, rule);
+                ids.push_back(id);
+                start = comma + 1;
+            }
+        }
+        c.eos_token_id = ids;
+    };
+    k.valid = [](const GenerationConfig& c) {
+        if (c.eos_token_id)
+            for (int id : *c.eos_token_id)
+                if (id < 0) return false;
+        return true;
+    };
+    return k;
+}
+
+// A true/false knob.
+Knob flag_knob(std::string name, std::string flag, KnobGroup group, std::string help, bool GenerationConfig::*member) {
+    Knob k{name, flag, group, std::move(help), "true or false", false, {}, {}, {}};
+    k.get = [member](const GenerationConfig& c) { return std::string(c.*member ? "true" : "false"); };
+    k.set = [member, flag](GenerationConfig& c, const std::string& text) { c.*member = parse_bool(flag, text); };
+    k.valid = [](const GenerationConfig&) { return true; };
+    return k;
+}
+
+// stop: a JSON array of strings (["User:", "\n--"]), or one bare string for a single stop.
+// On a command line each --stop adds one.
+Knob stop_knob() {
+    Knob k{"stop", "stop", KnobGroup::Stopping, "end the text at this string (repeat --stop for several)",
+           "non-empty strings: one, or a JSON array like [\"User:\", \"\\n--\"]", false, {}, {}, {}};
+    k.repeatable = true;
+    k.get = [](const GenerationConfig& c) { return nlohmann::json(c.stop).dump(); };
+    k.set = [rule = k.rule](GenerationConfig& c, const std::string& text) {
+        std::vector<std::string> stops{text};
+        if (!text.empty() && text[0] == '[') {
+            try {
+                stops = nlohmann::json::parse(text).get<std::vector<std::string>>();
+            } catch (const nlohmann::json::exception&) {
+                throw Error("stop = " + text + " is not a JSON array of strings", "e.g. --stop 'User:' or :set stop [\"User:\"]");
+            }
+        }
+        for (const std::string& s : stops)
+            if (s.empty()) invalid("stop", "stop", "\"\"", rule);
+        c.stop = stops;
+    };
+    k.valid = [](const GenerationConfig& c) {
+        for (const std::string& s : c.stop)
+            if (s.empty()) return false;
+        return true;
+    };
+    return k;
+}
+
+std::vector<Knob> make_table() {
+    using G = KnobGroup;
+    using C = GenerationConfig;
+    const auto finite = [](float v) { return std::isfinite(v); };
+    std::vector<Knob> t;
+    t.push_back(number<int>("max_new_tokens", "max-new-tokens", G::Length, "tokens to generate at most", &C::max_new_tokens,
+                            [](int v) { return v >= 1; }, ">= 1"));
+    t.push_back(number<int>("min_new_tokens", "min-new-tokens", G::Stopping,
+                            "mask every EOS id until this many new tokens (HF)", &C::min_new_tokens,
+                            [](int v) { return v >= 0; }, ">= 0 (0 = off)"));
+    t.push_back(eos_knob());
+    t.push_back(stop_knob());
+    t.push_back(flag_knob("include_stop_str_in_output", "include-stop-str-in-output", G::Stopping,
+                          "keep the matched stop string at the end of the text (vLLM's flag)",
+                          &C::include_stop_str_in_output));
+    t.push_back(choice("stop_match", "stop-match", G::Stopping, "which of several matching stop strings wins",
+                       &C::stop_match, kStopMatch));
+    Knob sample{"do_sample", "do-sample", G::Sampling,
+                "sample (true) or take the argmax after the penalties (false, HF's default)", "true or false",
+                false, {}, {}, {}};
+    sample.get = [](const C& c) { return std::string(c.do_sample ? "true" : "false"); };
+    sample.set = [](C& c, const std::string& text) { c.do_sample = parse_bool("do-sample", text); };
+    sample.valid = [](const C&) { return true; };
+    t.push_back(sample);
+    t.push_back(number<float>("temperature", "temperature", G::Sampling, "z / T when sampling",
+                              &C::temperature, [=](float v) { return finite(v) && (v == 0 || v >= 1e-3f); },
+                              "0 (greedy) or a number >= 0.001", true));
+    t.push_back(number<int>("top_k", "top-k", G::Sampling, "keep the k most likely (ties kept)", &C::top_k,
+                            [](int v) { return v >= 0; }, ">= 0 (0 = off)", true));
+    t.push_back(number<float>("top_p", "top-p", G::Sampling, "keep the smallest set of likeliest tokens with this mass", &C::top_p,
+                              [](float v) { return v >= 0 && v <= 1; }, "in [0, 1] (1 = off)", true));
+    t.push_back(number<float>("min_p", "min-p", G::Sampling, "keep p >= min_p * p_max", &C::min_p,
+                              [](float v) { return v >= 0 && v <= 1; }, "in [0, 1] (0 = off)", true));
+    t.push_back(number<int>("min_tokens_to_keep", "min-tokens-to-keep", G::Sampling,
+                            "the truncations never keep fewer", &C::min_tokens_to_keep, [](int v) { return v >= 1; },
+                            ">= 1"));
+    t.push_back(choice("order", "order", G::Sampling, "processor order of an engine", &C::order, kOrders));
+    t.push_back(number<uint64_t>("seed", "seed", G::Sampling, "seed of the coin stream", &C::seed,
+                                 [](uint64_t) { return true; }, "in [0, 2^64)"));
+    t.push_back(number<float>("repetition_penalty", "repetition-penalty", G::Penalties, "CTRL penalty theta: z / theta if z > 0, else z * theta",
+                              &C::repetition_penalty, [=](float v) { return finite(v) && v > 0; }, "> 0 (1 = off)"));
+    t.push_back(choice("penalty_scope", "penalty-scope", G::Penalties, "tokens the repetition penalty sees",
+                       &C::penalty_scope, kScopes));
+    t.push_back(number<int>("penalty_last_n", "penalty-last-n", G::Penalties, "window of --penalty-scope last_n",
+                            &C::penalty_last_n, [](int v) { return v >= 1; }, ">= 1"));
+    t.push_back(number<float>("presence_penalty", "presence-penalty", G::Penalties, "OpenAI presence penalty, over the output",
+                              &C::presence_penalty, [](float v) { return v >= -2 && v <= 2; }, "in [-2, 2] (0 = off)"));
+    t.push_back(number<float>("frequency_penalty", "frequency-penalty", G::Penalties,
+                              "OpenAI frequency penalty, over the output", &C::frequency_penalty,
+                              [](float v) { return v >= -2 && v <= 2; }, "in [-2, 2] (0 = off)"));
+    t.push_back(number<int>("no_repeat_ngram_size", "no-repeat-ngram-size", G::Penalties,
+                            "ban repeating any n-gram of this size", &C::no_repeat_ngram_size,
+                            [](int v) { return v >= 0; }, ">= 0 (0 = off)"));
+    t.push_back(number<int>("num_beams", "num-beams", G::Beams, "hypotheses kept per step (beam search)",
+                            &C::num_beams, [](int v) { return v >= 1 && v <= 64; }, "in [1, 64] (1 = off)"));
+    t.push_back(number<float>("length_penalty", "length-penalty", G::Beams,
+                              "a finished beam's log-prob sum is divided by length ^ this", &C::length_penalty,
+                              [=](float v) { return finite(v); }, "a finite number (0 = raw sum; 1 is not neutral)"));
+    t.push_back(choice("early_stopping", "early-stopping", G::Beams, "when beam search ends", &C::early_stopping,
+                       kEarlyStopping));
+    t.push_back(number<int>("num_return_sequences", "num-return-sequences", G::Beams,
+                            "finished hypotheses returned (at most num_beams)", &C::num_return_sequences,
+                            [](int v) { return v >= 1; }, ">= 1 and <= num_beams"));
+    t.push_back(choice("beam_scoring", "beam-scoring", G::Beams, "the length a beam's score is normalised by",
+                       &C::beam_scoring, kBeamScoring));
+    return t;
+}
+
+}  // namespace
+
+std::string to_string(EarlyStopping rule) { return spell(kEarlyStopping, rule); }
+EarlyStopping parse_early_stopping(const std::string& text) { return parse_spelling(kEarlyStopping, text, "early_stopping"); }
+std::string to_string(BeamScoring scoring) { return spell(kBeamScoring, scoring); }
+BeamScoring parse_beam_scoring(const std::string& text) { return parse_spelling(kBeamScoring, text, "beam_scoring"); }
+std::string to_string(StopMatch rule) { return spell(kStopMatch, rule); }
+StopMatch parse_stop_match(const std::string& text) { return parse_spelling(kStopMatch, text, "stop_match"); }
+std::string to_string(PenaltyScope scope) { return spell(kScopes, scope); }
+PenaltyScope parse_penalty_scope(const std::string& text) { return parse_spelling(kScopes, text, "penalty_scope"); }
+std::string to_string(ChainOrder order) { return spell(kOrders, order); }
+ChainOrder parse_chain_order(const std::string& text) { return parse_spelling(kOrders, text, "chain order"); }
+
+const std::vector<Knob>& knobs() {
+    static const std::vector<Knob> table = make_table();
+    return table;
+}
+
+const Knob& find_knob(const std::string& name) {
+    for (const Knob& k : knobs())
+        if (k.name == name || k.flag == name) return k;
+    std::string all;
+    for (const Knob& k : knobs()) {
+        if (!all.empty()) all += ' ';
+        all += k.flag;
+    }
+    throw Error("unknown parameter '" + name + "'", "use one of: " + all);
+}
+
+void set_knob(GenerationConfig& config, const std::string& name, const std::string& value) {
+    const Knob& k = find_knob(name);
+    GenerationConfig next = config;
+    k.set(next, value);
+    if (k.implies_sampling) next.do_sample = true;
+    config = next;
+}
+
+void validate(const GenerationConfig& config) {
+    for (const Knob& k : knobs())
+        if (!k.valid(config)) invalid(k.name, k.flag, k.get(config), k.rule);
+    if (config.min_new_tokens > config.max_new_tokens) {
+        throw Error("min_new_tokens (" + std::to_string(config.min_new_tokens) + ") exceeds max_new_tokens (" +
+                        std::to_string(config.max_new_tokens) + ")",
+                    "lower --min-new-tokens or raise --max-new-tokens");
+    }
+    if (config.num_return_sequences > config.num_beams) {
+        throw Error("num_return_sequences (" + std::to_string(config.num_return_sequences) + ") exceeds num_beams (" +
+                        std::to_string(config.num_beams) + ")",
+                    "lower --num-return-sequences or raise --num-beams");
+    }
+    if (config.num_beams > 1 && config.do_sample) {
+        throw Error("beam search with sampling (HF's beam sample) is not offered: num_beams is " +
+                        std::to_string(config.num_beams) + " and do_sample is true",
+                    "drop the sampling flags, or pass --do-sample false with --num-beams");
+    }
+}
+
+std::string describe(const GenerationConfig& config, const std::vector<KnobGroup>& groups) {
+    std::string s;
+    for (const Knob& k : knobs()) {
+        bool wanted = groups.empty();
+        for (KnobGroup g : groups) wanted = wanted || g == k.group;
+        if (wanted) {
+            if (!s.empty()) s += ", ";
+            s += k.name + " " + k.get(config);
+        }
+    }
+    return s;
+}
+
+std::vector<int> resolve_eos_ids(const GenerationConfig& config, int model_eos_token_id) {
+    if (config.eos_token_id) return *config.eos_token_id;
+    if (model_eos_token_id < 0) return {};
+    return {model_eos_token_id};
+}
+
+}  // namespace decodebook

@@ -1,0 +1,128 @@
+// Chapter 06: stop strings on the text, and the stream that holds back what may still become one.
+#include "decodebook/decoding/stop_strings.hpp"
+
+#include <algorithm>
+
+#include "decodebook/base/error.hpp"
+
+namespace decodebook {
+
+// [ch06:find-stop]
+std::optional<StopHit> find_stop(std::string_view text, size_t from, const std::vector<std::string>& stops,
+                                 StopMatch rule) {
+    std::optional<StopHit> best;
+    for (size_t i = 0; i < stops.size(); ++i) {
+        const std::string& stop = stops[i];
+        // a new occurrence ends after `from`, so it starts at from - len + 1 or later
+        const size_t start = from + 1 > stop.size() ? from + 1 - stop.size() : 0;
+        const size_t at = text.find(stop, start);
+        if (at == std::string_view::npos) continue;
+        if (rule == StopMatch::ListOrder) return StopHit{at, i};  // vLLM: the list decides
+        if (!best || at < best->position) best = StopHit{at, i};  // llama.cpp: the text decides
+    }
+    return best;
+}
+// [/ch06:find-stop]
+
+// [ch06:holdback]
+size_t stop_holdback(std::string_view text, const std::vector<std::string>& stops) {
+    size_t longest = 0;
+    for (const std::string& stop : stops) {
+        // proper prefixes only: a whole stop string is a match, not something to wait for
+        for (size_t n = std::min(stop.size() - 1, text.size()); n > longest; --n) {
+            if (text.substr(text.size() - n) == std::string_view(stop).substr(0, n)) {
+                longest = n;
+                break;
+            }
+        }
+    }
+    return longest;
+}
+// [/ch06:holdback]
+
+namespace {
+
+// Bytes at the end of `text` that start a character the text cuts off (0 to 3).
+size_t cut_off_tail(std::string_view text) {
+    for (size_t back = 1; back <= std::min<size_t>(3, text.size()); ++back) {
+        const size_t at = text.size() - back;
+        if ((static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) continue;  // a continuation byte
+        return utf8_step(text.substr(at)).incomplete ? back : 0;
+    }
+    return 0;
+}
+
+}  // namespace
+
+StopScan scan_stops(std::string_view pending, const std::vector<std::string>& stops) {
+    if (const std::optional<StopHit> hit = find_stop(pending, 0, stops, StopMatch::Earliest))
+        return {hit->position, hit->index};
+    const size_t held = std::max(stop_holdback(pending, stops), cut_off_tail(pending));
+    return {pending.size() - held, std::nullopt};
+}
+
+StopStringStream::StopStringStream(std::vector<std::string> stops, bool include_stop_str_in_output, StopMatch rule)
+    : stops_(std::move(stops)), include_(include_stop_str_in_output), rule_(rule) {
+    if (stops_.empty()) throw Error("a StopStringStream needs at least one stop string", "use PlainTextStream without stops");
+    for (const std::string& s : stops_) {
+        if (s.empty()) throw Error("a stop string is empty", "give each --stop some text, e.g. --stop 'User:'");
+        if (to_valid_utf8(s) != s) {
+            throw Error("the stop string '" + to_valid_utf8(s) + "' is not valid UTF-8, so it can never match the text",
+                        "pass stop strings as UTF-8 text");
+        }
+    }
+}
+
+// [ch06:stream]
+std::string StopStringStream::push(std::string_view bytes) {
+    if (matched_) return "";  // nothing after a stop, ever
+    return advance(utf8_.push(bytes), false);
+}
+
+std::string StopStringStream::flush() {
+    if (matched_) return "";
+    return advance(utf8_.flush(), true);
+}
+
+std::string StopStringStream::advance(const std::string& complete_text, bool final) {
+    const size_t from = text_.size();  // the text before `from` was searched already
+    text_ += complete_text;
+    const std::string_view text(text_);
+    if (const std::optional<StopHit> hit = find_stop(text, from, stops_, rule_)) {
+        const bool earlier = !found_ || hit->position < found_->position ||
+                             (hit->position == found_->position && hit->index < found_->index);
+        if (earlier) found_ = hit;
+    }
+    size_t end = text.size();  // show up to here
+    if (found_) {
+        if (rule_ == StopMatch::Earliest && !final && earlier_stop_pending(text, *found_)) {
+            // a stop that starts earlier may still complete: wait, showing nothing past this one
+            end = include_ ? found_->position + stops_[found_->index].size() : found_->position;
+        } else {
+            matched_ = stops_[found_->index];
+            if (rule_ != StopMatch::TokenOverlap)  // HF keeps the whole token; the others cut the text
+                end = include_ ? found_->position + matched_->size() : found_->position;
+        }
+    }
+    if (!final && !include_ && rule_ != StopMatch::TokenOverlap)
+        end = std::min(end, text.size() - stop_holdback(text.substr(released_), stops_));  // may still become a stop
+    end = std::max(end, released_);  // nothing shown is ever taken back
+    std::string out = text_.substr(released_, end - released_);
+    released_ = end;
+    return out;
+}
+
+bool StopStringStream::earlier_stop_pending(std::string_view text, const StopHit& hit) const {
+    for (size_t i = 0; i < stops_.size(); ++i) {
+        const std::string_view stop = stops_[i];
+        // stop i, begun at q and not complete yet: the text from q on is a proper prefix of it
+        for (size_t q = text.size() >= stop.size() ? text.size() - stop.size() + 1 : 0; q <= hit.position; ++q) {
+            if (q == hit.position && i >= hit.index) break;  // same start: the earlier in the list wins
+            if (stop.substr(0, text.size() - q) == text.substr(q)) return true;
+        }
+    }
+    return false;
+}
+// [/ch06:stream]
+
+}  // namespace decodebook

@@ -1,8 +1,0 @@
-#include "decodebook/error.hpp"
-
-namespace decodebook {
-
-Error::Error(const std::string& problem, const std::string& fix)
-    : std::runtime_error(problem + "\n  fix: " + fix) {}
-
-}  // namespace decodebook

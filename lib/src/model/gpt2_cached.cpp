@@ -1,0 +1,160 @@
+// Chapter 07: GPT-2 on the KV cache. prefill: new tokens in one pass, keys and values kept;
+// decode: one new position per row, attention over the cache, lm_head on that position only.
+// Chapter 00's Gpt2::forward (model.cpp) stays the lesson it is.
+#include <algorithm>
+#include <vector>
+
+#include "decodebook/base/error.hpp"
+#include "decodebook/model/kernels.hpp"
+#include "decodebook/model/kv_cache.hpp"
+#include "decodebook/model/gpt2.hpp"
+
+namespace decodebook {
+namespace {
+
+void check_token(const ModelConfig& config, int id) {
+    if (id < 0 || id >= config.vocab_size) {
+        throw Error("token id " + std::to_string(id) + " is outside the vocabulary (0.." +
+                        std::to_string(config.vocab_size - 1) + ")",
+                    "use ids produced by this model's tokenizer");
+    }
+}
+
+void check_row(const KvCache& cache, size_t row) {
+    if (row >= cache.rows()) {
+        throw Error("cache row " + std::to_string(row) + " does not exist (the cache has " +
+                        std::to_string(cache.rows()) + " rows)",
+                    "make the KvCache with enough rows");
+    }
+}
+
+}  // namespace
+
+uint64_t Gpt2::decode_weight_bytes() const {
+    uint64_t floats = wte_.size() + wpe_.shape(1) + ln_f_g_.size() + ln_f_b_.size();  // one row of wpe
+    for (const BlockWeights& b : blocks_) {
+        for (const auto* v : {&b.ln_1_g, &b.ln_1_b, &b.c_attn_b, &b.attn_proj_b, &b.ln_2_g, &b.ln_2_b, &b.c_fc_b,
+                              &b.mlp_proj_b})
+            floats += v->size();
+        for (const auto* m : {&b.c_attn_w, &b.attn_proj_w, &b.c_fc_w, &b.mlp_proj_w}) floats += m->size();
+    }
+    return floats * sizeof(float);
+}
+
+// [ch07:prefill]
+xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache, size_t row) const {
+    check_row(cache, row);
+    const size_t T = ids.size(), L0 = cache.length(row), C = static_cast<size_t>(config_.n_embd);
+    if (T == 0) throw Error("prefill got no tokens", "give a non-empty prompt");
+    if (L0 + T > cache.capacity()) {
+        throw Error("the cache row holds " + std::to_string(L0) + " positions and " + std::to_string(T) +
+                        " more do not fit its " + std::to_string(cache.capacity()),
+                    "make the KvCache with capacity >= prompt + new tokens");
+    }
+    for (int id : ids) check_token(config_, id);
+    const float eps = config_.layer_norm_epsilon;
+    // x = token embedding + position embedding, positions L0..L0+T-1   (T, C)
+    std::vector<float> x(T * C), xn(T * C), qkv(T * 3 * C), att(T * C), proj(T * C), hidden(T * 4 * C);
+    for (size_t t = 0; t < T; ++t)
+        for (size_t j = 0; j < C; ++j) x[t * C + j] = wte_(static_cast<size_t>(ids[t]), j) + wpe_(L0 + t, j);
+    std::vector<float> scores(static_cast<size_t>(num_threads()) * T * (L0 + T));  // one (T, L) block per thread
+    for (size_t l = 0; l < blocks_.size(); ++l) {
+        const BlockWeights& b = blocks_[l];
+        float* K = cache.keys(l).data() + row * cache.capacity() * C;  // (capacity, C) this row's keys
+        float* V = cache.values(l).data() + row * cache.capacity() * C;
+        // attention: qkv = ln_1(x) W_attn (T, 3C); keep k and v; each query attends to 0..its position
+        layer_norm_rows(x.data(), T, C, b.ln_1_g.data(), b.ln_1_b.data(), eps, xn.data());
+        gemm(xn.data(), T, b.c_attn_w.data(), b.c_attn_b.data(), C, 3 * C, qkv.data());
+        for (size_t t = 0; t < T; ++t) {
+            std::copy_n(qkv.data() + t * 3 * C + C, C, K + (L0 + t) * C);
+            std::copy_n(qkv.data() + t * 3 * C + 2 * C, C, V + (L0 + t) * C);
+        }
+        attend_causal(qkv.data(), 3 * C, T, K, V, L0, C, config_.n_head, scores.data(), att.data());
+        gemm(att.data(), T, b.attn_proj_w.data(), b.attn_proj_b.data(), C, C, proj.data());
+        for (size_t i = 0; i < T * C; ++i) x[i] += proj[i];
+        // MLP: x += gelu(ln_2(x) W_fc) W_proj
+        layer_norm_rows(x.data(), T, C, b.ln_2_g.data(), b.ln_2_b.data(), eps, xn.data());
+        gemm(xn.data(), T, b.c_fc_w.data(), b.c_fc_b.data(), C, 4 * C, hidden.data());
+        gelu_in_place(hidden.data(), T * 4 * C);
+        gemm(hidden.data(), T, b.mlp_proj_w.data(), b.mlp_proj_b.data(), 4 * C, C, proj.data());
+        for (size_t i = 0; i < T * C; ++i) x[i] += proj[i];
+    }
+    cache.set_length(row, L0 + T);
+    // only the last position's logits are needed: ln_f and lm_head on that row alone   (V)
+    const size_t Vn = static_cast<size_t>(config_.vocab_size);
+    layer_norm_rows(x.data() + (T - 1) * C, 1, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn.data());
+    xt::xtensor<float, 1> logits = xt::xtensor<float, 1>::from_shape({Vn});
+    matvec_transposed(xn.data(), 1, wte_.data(), Vn, C, logits.data());
+    return logits;
+}
+// [/ch07:prefill]
+
+// [ch07:decode]
+void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& rows, KvCache& cache,
+                  BatchKernels kernels) const {
+    const size_t B = tokens.size(), C = static_cast<size_t>(config_.n_embd), cap = cache.capacity();
+    if (B == 0 || B != rows.size() || B > cache.rows()) {
+        throw Error("decode got " + std::to_string(B) + " tokens for " + std::to_string(rows.size()) +
+                        " rows (the cache has " + std::to_string(cache.rows()) + ")",
+                    "pass one token per cache row, at most as many as the cache has");
+    }
+    for (size_t i = 0; i < B; ++i) {
+        check_row(cache, rows[i]);
+        check_token(config_, tokens[i]);
+        if (cache.length(rows[i]) == 0) throw Error("cache row " + std::to_string(rows[i]) + " is empty", "prefill it first");
+        if (cache.length(rows[i]) >= cap) {
+            throw Error("cache row " + std::to_string(rows[i]) + " is full (" + std::to_string(cap) + " positions)",
+                        "make the KvCache with capacity >= prompt + new tokens");
+        }
+        for (size_t j = 0; j < i; ++j)
+            if (rows[j] == rows[i]) throw Error("decode got cache row " + std::to_string(rows[i]) + " twice", "pass each row once");
+    }
+    KvCache::Scratch& s = cache.scratch_;
+    float *x = s.x.data(), *xn = s.xn.data(), *qkv = s.qkv.data(), *att = s.att.data(), *proj = s.proj.data(),
+          *hidden = s.hidden.data();
+    // y (B, out) = x (B, in) W + bias: a few rows stream the weights (matvec), a large batch goes to
+    // GEMM, unless the caller asks for one kernel at every size (Invariant: the matvec; Gemm: GEMM)
+    const bool use_gemm = kernels == BatchKernels::Gemm || (kernels == BatchKernels::Fast && B >= kGemmFromRows);
+    const auto product = [&](const float* in_rows, const WeightTensor<2>& w, const WeightTensor<1>& bias,
+                             float* out_rows) {
+        const size_t in = w.shape(0), out = w.shape(1);
+        if (use_gemm) gemm(in_rows, B, w.data(), bias.data(), in, out, out_rows);
+        else matvec(in_rows, B, w.data(), bias.data(), in, out, out_rows, s.partial.data());
+    };
+    // x = token embedding + position embedding of each row's next position   (B, C)
+    for (size_t i = 0; i < B; ++i) {
+        const size_t pos = cache.length(rows[i]);
+        for (size_t j = 0; j < C; ++j) x[i * C + j] = wte_(static_cast<size_t>(tokens[i]), j) + wpe_(pos, j);
+    }
+    const float eps = config_.layer_norm_epsilon;
+    for (size_t l = 0; l < blocks_.size(); ++l) {
+        const BlockWeights& b = blocks_[l];
+        layer_norm_rows(x, B, C, b.ln_1_g.data(), b.ln_1_b.data(), eps, xn);
+        product(xn, b.c_attn_w, b.c_attn_b, qkv);  // (B, 3C)
+        for (size_t i = 0; i < B; ++i) {
+            // append this row's key and value; it then attends over its positions 0..pos
+            const size_t pos = cache.length(rows[i]);
+            float* K = cache.keys(l).data() + rows[i] * cap * C;  // (capacity, C)
+            float* V = cache.values(l).data() + rows[i] * cap * C;
+            std::copy_n(qkv + i * 3 * C + C, C, K + pos * C);
+            std::copy_n(qkv + i * 3 * C + 2 * C, C, V + pos * C);
+            s.keys[i] = K, s.values[i] = V, s.lengths[i] = pos + 1;
+        }
+        attend_rows(qkv, 3 * C, B, s.keys.data(), s.values.data(), s.lengths.data(), C, config_.n_head,
+                    s.scores.data(), cap, att);
+        product(att, b.attn_proj_w, b.attn_proj_b, proj);
+        for (size_t i = 0; i < B * C; ++i) x[i] += proj[i];
+        layer_norm_rows(x, B, C, b.ln_2_g.data(), b.ln_2_b.data(), eps, xn);
+        product(xn, b.c_fc_w, b.c_fc_b, hidden);  // (B, 4C)
+        gelu_in_place(hidden, B * 4 * C);
+        product(hidden, b.mlp_proj_w, b.mlp_proj_b, proj);
+        for (size_t i = 0; i < B * C; ++i) x[i] += proj[i];
+    }
+    for (size_t i = 0; i < B; ++i) cache.set_length(rows[i], cache.length(rows[i]) + 1);
+    // ln_f, then the tied lm_head: logits (B, V) = ln_f(x) wte^T
+    layer_norm_rows(x, B, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn);
+    matvec_transposed(xn, B, wte_.data(), static_cast<size_t>(config_.vocab_size), C, s.logits.data());
+}
+// [/ch07:decode]
+
+}  // namespace decodebook

@@ -1,0 +1,172 @@
+// Chapter 07: attention over the cache: one query per row (decode) and T causal queries (prefill).
+// Shapes are in the comments; every matrix is row-major. See model/kernels.hpp for why two kinds.
+#include "decodebook/model/kernels.hpp"
+
+#include <omp.h>
+
+#include <cmath>
+
+#include "common.hpp"
+
+namespace decodebook {
+
+using namespace kernels_detail;
+
+namespace {
+
+// One dot product's eight partial sums (vector lanes) added in lane order.
+inline __attribute__((always_inline)) float lane_total(Lanes8 acc) {
+    float sum = 0;
+    for (int k = 0; k < 8; ++k) sum += acc[k];
+    return sum;
+}
+
+// scores[s] = q . k_s * scale for s < length.   q: (D), k_s: D floats at keys + s * stride
+// Each dot product keeps eight partial sums (vector lanes) when D allows: as an array of eight,
+// the sums made GCC shuffle sixteen-wide registers into eight lanes. Four positions at a time,
+// each with its own sums: one position's chain of adds waited on the previous add, four fill the
+// pipeline. A position's sum runs in the same order whichever of the four it is.
+DECODEBOOK_CLONES
+void head_scores(const float* __restrict q, const float* __restrict keys, size_t length, size_t stride, size_t D,
+                 float scale, float* __restrict scores) {
+    if (D % 8 != 0) {
+        for (size_t s = 0; s < length; ++s) {
+            const float* k = keys + s * stride;
+            float sum = 0;
+            for (size_t d = 0; d < D; ++d) sum += q[d] * k[d];
+            scores[s] = sum * scale;
+        }
+        return;
+    }
+    size_t s = 0;
+    for (; s + 4 <= length; s += 4) {
+        const float* k0 = keys + s * stride;
+        const float *k1 = k0 + stride, *k2 = k1 + stride, *k3 = k2 + stride;
+        Lanes8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+        for (size_t d = 0; d < D; d += 8) {
+            const Lanes8 qd = load_lanes<Lanes8>(q + d);
+            a0 += qd * load_lanes<Lanes8>(k0 + d);
+            a1 += qd * load_lanes<Lanes8>(k1 + d);
+            a2 += qd * load_lanes<Lanes8>(k2 + d);
+            a3 += qd * load_lanes<Lanes8>(k3 + d);
+        }
+        scores[s] = lane_total(a0) * scale;
+        scores[s + 1] = lane_total(a1) * scale;
+        scores[s + 2] = lane_total(a2) * scale;
+        scores[s + 3] = lane_total(a3) * scale;
+    }
+    for (; s < length; ++s) {
+        const float* k = keys + s * stride;
+        Lanes8 acc = {};
+        for (size_t d = 0; d < D; d += 8) acc += load_lanes<Lanes8>(q + d) * load_lanes<Lanes8>(k + d);
+        scores[s] = lane_total(acc) * scale;
+    }
+}
+
+// out_h (D) = sum_s w[s] v_s,h for one head.   v rows `stride` apart
+// Sixty-four outputs at a time stay in registers over every s (a loop that adds into out[] loads
+// and stores it once per position); each out[d] still adds w[0] v_0[d], w[1] v_1[d], ... in order.
+DECODEBOOK_CLONES
+void weighted_sum(const float* __restrict w, const float* __restrict v, size_t length, size_t stride, size_t D,
+                  float* __restrict out) {
+    constexpr size_t L = 16;
+    size_t d0 = 0;
+    for (; d0 + 4 * L <= D; d0 += 4 * L) {
+        Lanes a0 = {}, a1 = {}, a2 = {}, a3 = {};
+        for (size_t s = 0; s < length; ++s) {
+            const Lanes ws = Lanes{} + w[s];
+            const float* vs = v + s * stride + d0;
+            a0 += ws * load_lanes<Lanes>(vs);
+            a1 += ws * load_lanes<Lanes>(vs + L);
+            a2 += ws * load_lanes<Lanes>(vs + 2 * L);
+            a3 += ws * load_lanes<Lanes>(vs + 3 * L);
+        }
+        std::memcpy(out + d0, &a0, sizeof a0);
+        std::memcpy(out + d0 + L, &a1, sizeof a1);
+        std::memcpy(out + d0 + 2 * L, &a2, sizeof a2);
+        std::memcpy(out + d0 + 3 * L, &a3, sizeof a3);
+    }
+    std::fill(out + d0, out + D, 0.0f);  // the last D % 64 outputs, one float at a time
+    for (size_t s = 0; s < length; ++s) {
+        const float ws = w[s];
+        const float* vs = v + s * stride;
+        for (size_t d = d0; d < D; ++d) out[d] += ws * vs[d];
+    }
+}
+
+}  // namespace
+
+// [ch07:attend]
+// One head h of one query: out_h (D) = softmax(q_h . k_s,h / sqrt(D)) . v_s,h over s < length
+namespace {
+void attend_head(const float* q, const float* keys, const float* values, size_t length, size_t stride, size_t D,
+                 size_t h, float* scores, float* out) {
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    // scores_s = q_h . k_s,h / sqrt(D) for every cached position s (all are in the past)
+    head_scores(q + h * D, keys + h * D, length, stride, D, scale, scores);
+    const float max = *std::max_element(scores, scores + length);
+    float sum = 0;
+    for (size_t s = 0; s < length; ++s) {
+        scores[s] = std::exp(scores[s] - max);
+        sum += scores[s];
+    }
+    for (size_t s = 0; s < length; ++s) scores[s] /= sum;
+    // out_h = sum_s softmax(scores)_s v_s,h
+    weighted_sum(scores, values + h * D, length, stride, D, out + h * D);
+}
+}  // namespace
+
+void attend(const float* q, const float* keys, const float* values, size_t length, size_t stride, size_t C,
+            int n_head, float* scores, float* out) {
+    const size_t H = static_cast<size_t>(n_head);
+    for (size_t h = 0; h < H; ++h) attend_head(q, keys, values, length, stride, C / H, h, scores, out);
+}
+// [/ch07:attend]
+
+void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* keys, const float* const* values,
+                 const size_t* lengths, size_t C, int n_head, float* scores, size_t scores_stride, float* out) {
+    // every (row, head) pair is independent: threads share them, each with its own scores
+    const long pairs = static_cast<long>(B) * n_head;
+    const size_t H = static_cast<size_t>(n_head);
+    const int threads = g_threads;
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && pairs > 1)
+    for (long p = 0; p < pairs; ++p) {
+        const size_t b = static_cast<size_t>(p) / H, h = static_cast<size_t>(p) % H;
+        attend_head(q + b * q_stride, keys[b], values[b], lengths[b], C, C / H, h,
+                    scores + static_cast<size_t>(p) * scores_stride, out + b * C);
+    }
+}
+
+void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys, const float* values, size_t L0,
+                   size_t C, int n_head, float* scores_all, float* out) {
+    const size_t H = static_cast<size_t>(n_head), D = C / H, L = L0 + T;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+    const auto n = [](size_t v) { return static_cast<int>(v); };
+    const int threads = g_threads;
+    // heads are independent: threads share them, each with its own (T, L) block of scores
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+    for (size_t h = 0; h < H; ++h) {
+        float* scores = scores_all + static_cast<size_t>(omp_get_thread_num()) * T * L;
+        // scores (T, L) = Q_h (T, D) K_h^T (D, L) / sqrt(D)
+        g_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n(T), n(L), n(D), scale, q + h * D, n(q_stride),
+                    keys + h * D, n(C), 0.0f, scores, n(L));
+        // softmax of each row over the positions it may see (0..L0+t); the rest weigh 0
+        for (size_t t = 0; t < T; ++t) {
+            float* row = scores + t * L;
+            const size_t seen = L0 + t + 1;
+            const float max = *std::max_element(row, row + seen);
+            float sum = 0;
+            for (size_t s = 0; s < seen; ++s) {
+                row[s] = std::exp(row[s] - max);
+                sum += row[s];
+            }
+            for (size_t s = 0; s < seen; ++s) row[s] /= sum;
+            std::fill(row + seen, row + L, 0.0f);
+        }
+        // out_h (T, D) = softmax(scores) (T, L) V_h (L, D)
+        g_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n(T), n(D), n(L), 1.0f, scores, n(L), values + h * D,
+                    n(C), 0.0f, out + h * D, n(C));
+    }
+}
+
+}  // namespace decodebook

@@ -1,0 +1,123 @@
+// Chapter 07: the threads, the BLAS behind prefill's products (gemm), and which compiled version
+// of the kernels this processor runs.
+// Shapes are in the comments; every matrix is row-major. See model/kernels.hpp for why two kinds.
+#include "decodebook/model/kernels.hpp"
+
+#include <dlfcn.h>  // use_blas: another CBLAS library, loaded at run time
+#include <omp.h>
+
+#include "common.hpp"
+#include "decodebook/base/error.hpp"
+
+namespace decodebook {
+namespace kernels_detail {
+
+std::atomic<int> g_threads{1};
+Blas g_blas;
+
+// Whether this processor runs x86-64-v4 (AVX-512): the test target_clones' resolver makes too.
+bool runs_x86_64_v4() {
+#if defined(__clang__)
+    return false;  // no clones under clang (the fuzzing build)
+#else
+    static const bool v4 = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4"));
+    return v4;
+#endif
+}
+
+}  // namespace kernels_detail
+
+using namespace kernels_detail;
+
+namespace {
+
+// The version of target_clones this processor runs (the ifunc resolver's own test).
+const char* clone_target() {
+    if (runs_x86_64_v4()) return "x86-64-v4 (AVX-512)";
+#if !defined(__clang__)
+    if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3 (AVX2, FMA)";
+#endif
+    return "x86-64 (SSE2)";
+}
+
+}  // namespace
+
+void set_num_threads(int n) {
+    if (n < 1) throw Error("--threads must be at least 1 (got " + std::to_string(n) + ")", "pass --threads 1 or 2");
+    g_threads = n;
+    // One pool of threads, OpenMP's: the BLAS runs on one thread and gemm splits its columns over
+    // OpenMP's threads. OpenBLAS's own worker threads keep spinning (sched_yield) for about 0.1 s
+    // after each call; behind a prefill they took a core from the decode steps that followed.
+    openblas_set_num_threads(1);
+    if (g_blas.set_threads) g_blas.set_threads(1);
+}
+
+std::string use_blas(const std::string& name) {
+    const std::string fix = "pass --blas openblas (the linked one), --blas blis (Debian's BLIS: apt-get install "
+                            "libblis4-openmp), or the path of a shared library with the CBLAS interface";
+    if (name == "openblas") {
+        g_blas = Blas{};
+        return blas_description();
+    }
+    if (name != "blis" && name.find('/') == std::string::npos) throw Error("unknown BLAS '" + name + "'", fix);
+    const std::string file = name == "blis" ? "libblis.so.4" : name;
+    // RTLD_DEEPBIND: the library's own symbols first, so its cblas_sgemm calls its own sgemm_, not
+    // the linked OpenBLAS's of the same name (AddressSanitizer builds cannot, and measure OpenBLAS there)
+    void* lib = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL | (kAsan ? 0 : RTLD_DEEPBIND));
+    if (!lib) throw Error("cannot load the BLAS '" + name + "': " + dlerror(), fix);
+    Blas blas;
+    blas.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(lib, "cblas_sgemm"));
+    if (!blas.sgemm) throw Error("'" + file + "' has no cblas_sgemm: it is not a CBLAS library", fix);
+    blas.set_threads = reinterpret_cast<void (*)(int64_t)>(dlsym(lib, "bli_thread_set_num_threads"));
+    const auto version = reinterpret_cast<const char* (*)()>(dlsym(lib, "bli_info_get_version_str"));
+    const auto arch_id = reinterpret_cast<int (*)()>(dlsym(lib, "bli_arch_query_id"));
+    const auto arch_name = reinterpret_cast<const char* (*)(int)>(dlsym(lib, "bli_arch_string"));
+    if (version && arch_id && arch_name) {
+        blas.description = std::string("BLIS ") + version() + " (kernels " + arch_name(arch_id()) + ")";
+    } else {
+        Dl_info where{};
+        blas.description = "cblas_sgemm of " + std::string(dladdr(reinterpret_cast<void*>(blas.sgemm), &where) &&
+                                                                       where.dli_fname ? where.dli_fname : file.c_str());
+    }
+    g_blas = blas;
+    if (g_blas.set_threads) g_blas.set_threads(1);  // gemm splits the work over OpenMP's threads
+    return g_blas.description;
+}
+
+int num_threads() { return g_threads; }
+
+// y[:, j0:j1] (T, j1 - j0) = x (T, in) W[:, j0:j1] (in, j1 - j0) + bias[j0:j1], on one BLAS thread
+namespace {
+void gemm_columns(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out,
+                         size_t j0, size_t j1, float* y) {
+    if (j1 <= j0) return;
+    const auto n = [](size_t v) { return static_cast<int>(v); };
+    g_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n(T), n(j1 - j0), n(in), 1.0f, x, n(in), W + j0, n(out),
+                 0.0f, y + j0, n(out));
+    if (!bias) return;
+    for (size_t t = 0; t < T; ++t)
+        for (size_t j = j0; j < j1; ++j) y[t * out + j] += bias[j];
+}
+}  // namespace
+
+void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out, float* y) {
+    // y (T, out) = x (T, in) W (in, out) + bias: each thread its own block of columns
+    const int threads = g_threads;
+    if (threads == 1) return gemm_columns(x, T, W, bias, in, out, 0, out, y);
+#pragma omp parallel num_threads(threads)
+    {
+        const auto [j0, j1] = chunk(out, omp_get_num_threads(), omp_get_thread_num());
+        gemm_columns(x, T, W, bias, in, out, j0, j1, y);
+    }
+}
+
+std::string kernel_target() { return clone_target(); }
+
+std::string blas_description() {
+    if (!g_blas.description.empty()) return g_blas.description;
+    std::string config = openblas_get_config();  // "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH ..."
+    const size_t space = config.find(' ', config.find(' ') + 1);
+    return config.substr(0, space) + " (core " + openblas_get_corename() + ")";
+}
+
+}  // namespace decodebook

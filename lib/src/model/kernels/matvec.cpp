@@ -1,0 +1,190 @@
+// Chapter 07: decode's products: the matrix-vector product that streams each weight matrix once
+// for every row of a batch, and the tied lm_head.
+// Shapes are in the comments; every matrix is row-major. See model/kernels.hpp for why two kinds.
+#include "decodebook/model/kernels.hpp"
+
+#include <omp.h>
+
+#include "common.hpp"
+
+namespace decodebook {
+
+using namespace kernels_detail;
+
+namespace {
+
+// y[b, j0:j1] += sum_{i0 <= i < i1} x[b, i] W[i, j0:j1] for every row b.
+//   x: (B, in), W: (in, out), y: (B, out)
+// Four rows of W at a time: each weight is read from memory once for all B rows, and y (in
+// cache) is read and written once per four rows of W; eight rows (eight memory streams) read
+// slower (docs/measurements.md).
+// The order of the sums for one y[b, j] does not depend on B, on j0/j1 or on the version:
+// y, then + x[b, i] W[i, j] for i = i0, i0 + 1, ... in turn.
+DECODEBOOK_CLONES
+void matvec_columns_generic(const float* __restrict x, size_t B, const float* __restrict W, size_t in,
+                            size_t out, size_t i0, size_t i1, size_t j0, size_t j1, float* __restrict y) {
+    constexpr size_t R = 4;
+    size_t i = i0;
+    for (; i + R <= i1; i += R) {
+        const float* w = W + i * out;  // rows i..i+3, out floats apart
+        for (size_t b = 0; b < B; ++b) {
+            float xr[R];
+            for (size_t r = 0; r < R; ++r) xr[r] = x[b * in + i + r];
+            float* yb = y + b * out;
+            for (size_t j = j0; j < j1; ++j) {
+                float sum = yb[j];
+                for (size_t r = 0; r < R; ++r) sum += xr[r] * w[r * out + j];
+                yb[j] = sum;
+            }
+        }
+    }
+    for (; i < i1; ++i) {
+        const float* w = W + i * out;
+        for (size_t b = 0; b < B; ++b) {
+            const float xi = x[b * in + i];
+            float* yb = y + b * out;
+            for (size_t j = j0; j < j1; ++j) yb[j] += xi * w[j];
+        }
+    }
+}
+
+#if !defined(__clang__)
+// The same product written out for AVX-512: 32 columns of the four rows per pass, in two
+// sixteen-float registers each; it reads faster than GCC's vectorisation of the loop above, and
+// slower written so for AVX2 (docs/measurements.md). Same sums in the same order as the loop above.
+__attribute__((target("arch=x86-64-v4")))
+void matvec_columns_avx512(const float* __restrict x, size_t B, const float* __restrict W, size_t in, size_t out,
+                           size_t i0, size_t i1, size_t j0, size_t j1, float* __restrict y) {
+    constexpr size_t R = 4, L = 16, step = 2 * L;
+    size_t i = i0;
+    for (; i + R <= i1; i += R) {
+        const float* w = W + i * out;  // rows i..i+3, out floats apart
+        for (size_t b = 0; b < B; ++b) {
+            const float* xb = x + b * in + i;
+            const Lanes x0 = Lanes{} + xb[0], x1 = Lanes{} + xb[1], x2 = Lanes{} + xb[2], x3 = Lanes{} + xb[3];
+            float* yb = y + b * out;
+            size_t j = j0;
+            for (; j + step <= j1; j += step) {
+                for (size_t k = j; k < j + step; k += L) {
+                    Lanes sum = load_lanes<Lanes>(yb + k);
+                    sum += x0 * load_lanes<Lanes>(w + k);
+                    sum += x1 * load_lanes<Lanes>(w + out + k);
+                    sum += x2 * load_lanes<Lanes>(w + 2 * out + k);
+                    sum += x3 * load_lanes<Lanes>(w + 3 * out + k);
+                    std::memcpy(yb + k, &sum, sizeof sum);
+                }
+            }
+            for (; j < j1; ++j) {  // the last (j1 - j0) % 32 columns
+                float sum = yb[j];
+                for (size_t r = 0; r < R; ++r) sum += xb[r] * w[r * out + j];
+                yb[j] = sum;
+            }
+        }
+    }
+    if (i < i1) matvec_columns_generic(x, B, W, in, out, i, i1, j0, j1, y);  // the last in % 4 rows
+}
+#endif
+
+// The AVX-512 version where the processor has it, else the clones of the generic one.
+void matvec_columns(const float* x, size_t B, const float* W, size_t in, size_t out, size_t i0, size_t i1,
+                    size_t j0, size_t j1, float* y) {
+#if !defined(__clang__)
+    if (runs_x86_64_v4()) return matvec_columns_avx512(x, B, W, in, out, i0, i1, j0, j1, y);
+#endif
+    matvec_columns_generic(x, B, W, in, out, i0, i1, j0, j1, y);
+}
+
+// One dot product's total: its sixteen partial sums in lane order, then the last n % 16 products.
+inline __attribute__((always_inline)) float dot_total(Lanes acc, const float* m, const float* xb, size_t n16,
+                                                      size_t n) {
+    float sum = 0;
+    for (int k = 0; k < 16; ++k) sum += acc[k];
+    for (size_t i = n16; i < n; ++i) sum += m[i] * xb[i];
+    return sum;
+}
+
+// y[b, r] = M[r, :] . x[b, :] for r in [r0, r1).   x: (B, n), M: (rows, n), y: (B, rows)
+// Sixteen partial sums per dot product (vector lanes), then one total. Two rows half the range
+// apart are read side by side: two memory streams, the fastest of the ways measured (docs/measurements.md). Each row's sums run in the same order whichever of the two it is, so the result does
+// not depend on r0, r1 or the threads.
+DECODEBOOK_CLONES
+void dot_rows(const float* __restrict x, size_t B, const float* __restrict M, size_t rows, size_t n, size_t r0,
+              size_t r1, float* __restrict y) {
+    constexpr size_t L = 16;
+    const size_t n16 = n - n % L;
+    const size_t half = (r1 - r0) / 2;
+    for (size_t r = r0; r < r0 + half; ++r) {
+        const float* m0 = M + r * n;
+        const float* m1 = m0 + half * n;
+        for (size_t b = 0; b < B; ++b) {
+            const float* xb = x + b * n;
+            Lanes a0 = {}, a1 = {};
+            for (size_t i = 0; i < n16; i += L) {
+                const Lanes xi = load_lanes<Lanes>(xb + i);
+                a0 += load_lanes<Lanes>(m0 + i) * xi;
+                a1 += load_lanes<Lanes>(m1 + i) * xi;
+            }
+            y[b * rows + r] = dot_total(a0, m0, xb, n16, n);
+            y[b * rows + r + half] = dot_total(a1, m1, xb, n16, n);
+        }
+    }
+    if ((r1 - r0) % 2 == 1) {  // the last row of an odd range
+        const size_t r = r1 - 1;
+        const float* m = M + r * n;
+        for (size_t b = 0; b < B; ++b) {
+            const float* xb = x + b * n;
+            Lanes acc = {};
+            for (size_t i = 0; i < n16; i += L) acc += load_lanes<Lanes>(m + i) * load_lanes<Lanes>(xb + i);
+            y[b * rows + r] = dot_total(acc, m, xb, n16, n);
+        }
+    }
+}
+
+}  // namespace
+
+// [ch07:matvec]
+void matvec(const float* x, size_t B, const float* W, const float* bias, size_t in, size_t out, float* y,
+            float* partial) {
+    // y (B, out) = x (B, in) W (in, out) + bias, W's rows in two fixed halves: y starts as the bias
+    // and gains rows [0, h); partial (B, out) gains rows [h, in); then y += partial. Every sum runs
+    // in the same order for any B and any number of threads.
+    const size_t h = in / 2 / 8 * 8;
+    for (size_t b = 0; b < B; ++b) {
+        if (bias) std::memcpy(y + b * out, bias, out * sizeof(float));
+        else std::fill(y + b * out, y + (b + 1) * out, 0.0f);
+    }
+    std::fill(partial, partial + B * out, 0.0f);
+    const int threads = g_threads;
+    if (threads == 1) {
+        matvec_columns(x, B, W, in, out, 0, h, 0, out, y);
+        matvec_columns(x, B, W, in, out, h, in, 0, out, partial);
+    } else {
+#pragma omp parallel num_threads(threads)
+        {  // two threads: each streams one contiguous half of W; more: each half split by columns
+            const int n = omp_get_num_threads(), t = omp_get_thread_num();
+            if (n == 1) {
+                matvec_columns(x, B, W, in, out, 0, h, 0, out, y);
+                matvec_columns(x, B, W, in, out, h, in, 0, out, partial);
+            } else {
+                const int half = t % 2;
+                const auto [j0, j1] = chunk(out, (n - half + 1) / 2, t / 2);
+                if (half == 0) matvec_columns(x, B, W, in, out, 0, h, j0, j1, y);
+                else matvec_columns(x, B, W, in, out, h, in, j0, j1, partial);
+            }
+        }
+    }
+    for (size_t k = 0; k < B * out; ++k) y[k] += partial[k];
+}
+// [/ch07:matvec]
+
+void matvec_transposed(const float* x, size_t B, const float* M, size_t rows, size_t n, float* y) {
+    const int threads = g_threads;
+    if (threads == 1) return dot_rows(x, B, M, rows, n, 0, rows, y);
+#pragma omp parallel num_threads(threads)
+    {  // each thread owns a block of vocabulary entries
+        const auto [r0, r1] = chunk(rows, omp_get_num_threads(), omp_get_thread_num());
+        dot_rows(x, B, M, rows, n, r0, r1, y);
+    }
+}
+
+}  // namespace decodebook

@@ -1,0 +1,96 @@
+// Chapter 07: the decode roofline: the weight bytes a step reads, over the bandwidth this
+// machine reads memory at.
+#include "decodebook/model/roofline.hpp"
+
+#include <omp.h>
+
+#include <chrono>
+#include <cmath>
+#include <vector>
+
+#include "decodebook/base/error.hpp"
+#include "decodebook/model/weights.hpp"
+#include "kernels/common.hpp"
+
+namespace decodebook {
+
+using namespace kernels_detail;
+
+// [ch07:decode-roofline]
+uint64_t gpt2_decode_bytes(const ModelConfig& config, int bytes_per_weight) {
+    if (bytes_per_weight < 1)
+        throw Error("bytes per weight must be at least 1 (got " + std::to_string(bytes_per_weight) + ")",
+                    "pass 4 for float32, 2 for bf16 or float16, 1 for 8-bit weights");
+    if (config.vocab_size < 0 || config.n_embd < 0 || config.n_layer < 0)
+        throw Error("a model shape needs sizes >= 0", "check vocab_size, n_embd and n_layer");
+    const uint64_t V = static_cast<uint64_t>(config.vocab_size), C = static_cast<uint64_t>(config.n_embd),
+                   layers = static_cast<uint64_t>(config.n_layer);
+    // wte (also the lm_head) + one row of wpe + ln_f + per block: 12 C^2 weights in four
+    // matrices, 9C of biases and 4C of LayerNorm gains and biases
+    const uint64_t weights = V * C + C + 2 * C + layers * (12 * C * C + 13 * C);
+    // the same count in double: no int-sized shape overflows it, so a wrapped uint64_t shows
+    const double estimate = (static_cast<double>(V) * C + 3.0 * C + layers * (12.0 * C * C + 13.0 * C)) * bytes_per_weight;
+    if (estimate >= 0x1p64) throw Error("the model's weights do not fit in 64 bits of bytes", "check n_embd, n_layer and vocab_size");
+    return weights * static_cast<uint64_t>(bytes_per_weight);
+}
+
+double decode_roofline_ms(const ModelConfig& config, int bytes_per_weight, double bytes_per_second) {
+    if (!(bytes_per_second > 0) || !std::isfinite(bytes_per_second))
+        throw Error("the bandwidth must be a positive number of bytes per second", "pass e.g. 20e9 for 20 GB/s");
+    return static_cast<double>(gpt2_decode_bytes(config, bytes_per_weight)) / bytes_per_second * 1000;
+}
+// [/ch07:decode-roofline]
+
+namespace {
+
+// The sum of n floats read as S streams n / S floats apart, each into its own sixteen lanes (in
+// registers: as arrays on the stack, GCC added a store per load and the read measured slower):
+// a pure read of memory. One processor reads fastest with one stream, another with several in
+// flight (the kernels read several), so the bandwidth measurement tries S = 1, 2 and 4.
+template <size_t S>
+DECODEBOOK_CLONES float sum_floats(const float* __restrict p, size_t n) {
+    constexpr size_t L = 16;
+    const size_t q = n / S / L * L;  // floats per stream
+    Lanes acc[S] = {};
+    for (size_t i = 0; i < q; i += L)
+        for (size_t k = 0; k < S; ++k) acc[k] += load_lanes<Lanes>(p + k * q + i);
+    float sum = 0;
+    for (size_t k = 0; k < S; ++k)
+        for (size_t l = 0; l < L; ++l) sum += acc[k][l];
+    for (size_t i = S * q; i < n; ++i) sum += p[i];
+    return sum;
+}
+
+}  // namespace
+
+double measure_read_bandwidth(size_t bytes, int threads, int repeats) {
+    if (threads < 1 || repeats < 1) throw Error("measure_read_bandwidth needs threads >= 1 and repeats >= 1", "pass positive counts");
+    const size_t n = bytes / sizeof(float);
+    double best = 1e30;
+    volatile float sink = 0;
+    // in 4 KiB pages and in the weights' memory (2 MiB pages where the kernel gives them), each
+    // read as one, two and four streams: the fastest way of reading counts
+    const auto rounds = [&](const float* buffer) {
+        for (int r = 0; r < repeats; ++r) {
+            for (const int streams : {1, 2, 4}) {
+                const auto start = std::chrono::steady_clock::now();
+                float total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : total)
+                {
+                    const auto [b, e] = chunk(n, omp_get_num_threads(), omp_get_thread_num());
+                    const float* part = buffer + b;
+                    total += streams == 1 ? sum_floats<1>(part, e - b)
+                             : streams == 2 ? sum_floats<2>(part, e - b)
+                                            : sum_floats<4>(part, e - b);
+                }
+                sink = sink + total;
+                best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+            }
+        }
+    };
+    rounds(std::vector<float>(n, 1.0f).data());  // written once, so every page is really there
+    rounds(std::vector<float, WeightAllocator<float>>(n, 1.0f).data());
+    return static_cast<double>(n * sizeof(float)) / best;
+}
+
+}  // namespace decodebook
