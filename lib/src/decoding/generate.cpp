@@ -1,4 +1,4 @@
-// Chapter 02: the general decode loop, its samplers and its stopping criteria.
+// Chapter 02: the general decode loop.
 #include "decodebook/decoding/generate.hpp"
 
 #include <chrono>
@@ -6,78 +6,10 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/model/gpt2.hpp"
-#include "decodebook/base/rng.hpp"
 #include "decodebook/sampling/sampling.hpp"
-#include "decodebook/decoding/stop_strings.hpp"
 #include "decodebook/model/tokenizer.hpp"
 
 namespace decodebook {
-
-int greedy(const xt::xtensor<float, 1>& logits, const DecodeContext&) { return argmax(logits); }
-
-// [ch02:make-sampler]
-Sampler make_sampler(const GenerationConfig& config, uint64_t seed) {
-    auto chain = std::make_shared<const LogitsChain>(config);
-    auto rng = std::make_shared<Rng>(seed);
-    return [chain, rng](const xt::xtensor<float, 1>& logits, const DecodeContext& context) {
-        const double coin = rng->coin();  // one coin per step, used or not: coin i decides token i
-        return chain->pick(logits, context, coin);
-    };
-}
-// [/ch02:make-sampler]
-
-std::string to_string(FinishReason reason) {
-    switch (reason) {
-        case FinishReason::Length: return "length";
-        case FinishReason::Eos: return "eos";
-        case FinishReason::StopString: return "stop_string";
-        case FinishReason::Callback: return "callback";
-    }
-    return "?";
-}
-
-StoppingCriterion max_new_tokens_criterion(int max_new_tokens) {
-    return {"max_new_tokens(" + std::to_string(max_new_tokens) + ")",
-            [max_new_tokens](const StopState& s) -> std::optional<FinishReason> {
-                if (static_cast<int>(s.generated.size()) >= max_new_tokens) return FinishReason::Length;
-                return std::nullopt;
-            }};
-}
-
-StoppingCriterion eos_criterion(std::vector<int> eos_ids) {
-    std::string name;
-    for (int id : eos_ids) {
-        if (!name.empty()) name += ", ";
-        name += std::to_string(id);
-    }
-    return {"eos(" + name + ")", [eos_ids](const StopState& s) -> std::optional<FinishReason> {
-                for (int id : eos_ids)
-                    if (!s.generated.empty() && s.generated.back() == id) return FinishReason::Eos;
-                return std::nullopt;
-            }};
-}
-
-StoppingCriterion stop_string_criterion() {
-    return {"stop_string", [](const StopState& s) -> std::optional<FinishReason> {
-                if (s.stream.matched_stop()) return FinishReason::StopString;
-                return std::nullopt;
-            }};
-}
-
-// [ch06:make-text-stream]
-std::unique_ptr<TextStream> make_text_stream(const GenerationConfig& config) {
-    if (config.stop.empty()) return std::make_unique<PlainTextStream>();
-    return std::make_unique<StopStringStream>(config.stop, config.include_stop_str_in_output, config.stop_match);
-}
-// [/ch06:make-text-stream]
-
-StoppingCriteria stopping_criteria(const GenerationConfig& config, const std::vector<int>& eos_ids) {
-    StoppingCriteria criteria;
-    if (!config.stop.empty()) criteria.push_back(stop_string_criterion());
-    if (!eos_ids.empty()) criteria.push_back(eos_criterion(eos_ids));
-    criteria.push_back(max_new_tokens_criterion(config.max_new_tokens));
-    return criteria;
-}
 
 StepObserver print_text_to(std::ostream& out) {
     return [&out](const StepRecord& record) {

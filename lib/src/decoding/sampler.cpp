@@ -1,4 +1,4 @@
-// Chapters 02-04: the processor chain and sampled generation.
+// Chapters 02-06: the processor chain, and the samplers built on it.
 #include "decodebook/decoding/sampler.hpp"
 
 #include <cmath>
@@ -7,6 +7,7 @@
 
 #include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/rng.hpp"
 #include "decodebook/sampling/sampling.hpp"
 
 namespace decodebook {
@@ -121,5 +122,18 @@ std::string LogitsChain::describe() const {
     for (const Processor& p : processors_) s += p.name + " -> ";
     return s + (greedy_ ? "argmax" : "sample");
 }
+
+int greedy(const xt::xtensor<float, 1>& logits, const DecodeContext&) { return argmax(logits); }
+
+// [ch02:make-sampler]
+Sampler make_sampler(const GenerationConfig& config, uint64_t seed) {
+    auto chain = std::make_shared<const LogitsChain>(config);
+    auto rng = std::make_shared<Rng>(seed);
+    return [chain, rng](const xt::xtensor<float, 1>& logits, const DecodeContext& context) {
+        const double coin = rng->coin();  // one coin per step, used or not: coin i decides token i
+        return chain->pick(logits, context, coin);
+    };
+}
+// [/ch02:make-sampler]
 
 }  // namespace decodebook

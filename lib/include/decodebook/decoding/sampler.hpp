@@ -1,7 +1,8 @@
 #pragma once
 /// @file decoding/sampler.hpp
-/// @brief The logits-processor chain: penalties, temperature, truncation, then a sample
-/// (chapters 02-04). Explicit and printable, so you can see what runs and in which order.
+/// @brief The sampler: the logits-processor chain (penalties, temperature, truncation, then a
+/// sample or the argmax; chapters 02-06), explicit and printable, so you can see what runs and in
+/// which order, and the Sampler type the loops call with it.
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -53,5 +54,18 @@ private:
     std::vector<Processor> processors_;
     bool greedy_ = false;
 };
+
+/// Chooses the next token from the last position's logits (V) and the context. A picker with
+/// context: greedy, make_sampler's chain, or a later chapter's. Introduced in chapter 02.
+using Sampler = std::function<int(const xt::xtensor<float, 1>& logits, const DecodeContext& context)>;
+
+/// The simplest Sampler: argmax of the raw logits (no processors). Introduced in chapter 02.
+int greedy(const xt::xtensor<float, 1>& logits, const DecodeContext& context);
+
+/// The Sampler a config describes: LogitsChain(config), then argmax or a sample with
+/// coin i of Rng(seed) for token i. Exactly one coin is drawn per step, used or not, so coin i
+/// always belongs to token i. Each call starts a fresh coin stream. Introduced in chapter 02.
+/// @throws Error on a bad config.
+Sampler make_sampler(const GenerationConfig& config, uint64_t seed);
 
 }  // namespace decodebook

@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "decodebook/decoding/generate.hpp"
-#include "decodebook/decoding/generation_config.hpp"
 #include "decodebook/base/utf8.hpp"
+#include "decodebook/decoding/generation_config.hpp"
+#include "decodebook/decoding/stopping.hpp"
 
 namespace decodebook {
 
