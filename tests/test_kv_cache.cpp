@@ -294,6 +294,95 @@ TEST_CASE("invariant kernels give a row the same bits alone and in a batch", "[k
     }
 }
 
+TEST_CASE("one decode call over a row repeated k+1 times equals k+1 calls bit for bit and truncate rolls back", "[kv][verify]") {
+    // Chapter 08's verification: the target decodes [last token, drafts...] of one sequence in one
+    // call. Each token must get exactly the logits one call per token gives (the matvec's sums do
+    // not depend on the batch, attention reads each token's own prefix), and a row truncated to an
+    // earlier length must decode again as if the rest had never been there.
+    const ModelConfig& mc = model().config();
+    const size_t V = static_cast<size_t>(mc.vocab_size);
+    const std::vector<int> prompt = tokenizer().encode("The best way to");
+    const std::vector<int> next = {262, 995, 11, 290, 257, 1110, 13};  // any ids: the model scores what it is fed
+    const size_t k1 = next.size();
+    for (const int threads : {1, 2}) {
+        Threads scope(threads);
+        // one call per token
+        KvCache one(mc, 1, 32);
+        model().prefill(prompt, one, 0);
+        std::vector<std::vector<float>> expected;
+        for (int id : next) {
+            model().decode({id}, {0}, one, BatchKernels::Invariant);
+            expected.emplace_back(one.logits().data(), one.logits().data() + V);
+        }
+        for (const BatchKernels kernels : {BatchKernels::Invariant, BatchKernels::Fast}) {
+            INFO((kernels == BatchKernels::Fast ? "Fast" : "Invariant") << " kernels, " << threads << " thread(s)");
+            KvCache all(mc, 1, 32, k1);
+            model().prefill(prompt, all, 0);
+            model().decode(next, std::vector<size_t>(k1, 0), all, kernels);
+            CHECK(all.length(0) == prompt.size() + k1);
+            for (size_t i = 0; i < k1; ++i) {
+                INFO("token " << i << " of the call");
+                CHECK(max_abs_diff(all.logits().data() + i * V, expected[i].data(), V) == 0.0f);
+            }
+            // reject the last four: roll back, then decode them again (fewer, then the same)
+            all.truncate(0, prompt.size() + 3);
+            CHECK(all.length(0) == prompt.size() + 3);
+            model().decode({next[3], next[4]}, {0, 0}, all, kernels);
+            for (size_t i = 0; i < 2; ++i)
+                CHECK(max_abs_diff(all.logits().data() + i * V, expected[3 + i].data(), V) == 0.0f);
+            all.truncate(0, prompt.size() + 3);
+            model().decode({next[3], next[4], next[5], next[6]}, {0, 0, 0, 0}, all, kernels);
+            for (size_t i = 0; i < 4; ++i)
+                CHECK(max_abs_diff(all.logits().data() + i * V, expected[3 + i].data(), V) == 0.0f);
+        }
+        // two sequences interleaved in one call: each row's tokens at its own successive positions
+        KvCache two(mc, 2, 32, 5);
+        model().prefill(prompt, two, 0);
+        model().prefill(tokenizer().encode("A fortune:"), two, 1);
+        model().decode({next[0], 11, next[1], 22, next[2]}, {0, 1, 0, 1, 0}, two, BatchKernels::Invariant);
+        CHECK(two.length(0) == prompt.size() + 3);
+        for (size_t i = 0; i < 3; ++i)
+            CHECK(max_abs_diff(two.logits().data() + 2 * i * V, expected[i].data(), V) == 0.0f);
+    }
+}
+
+TEST_CASE("a CachedSequence appends k tokens as one call per token and rolls back to any length", "[kv][verify]") {
+    const ModelConfig& mc = model().config();
+    const size_t V = static_cast<size_t>(mc.vocab_size);
+    const std::vector<int> prompt = tokenizer().encode("Q: why");
+    const std::vector<int> next = {30, 318, 262, 1766};
+    // the general loop's seam, one token per call
+    KvCache plain(mc, 1, 16);
+    const NextLogits step = cached_logits(model(), plain);
+    std::vector<int> sequence = prompt;
+    std::vector<xt::xtensor<float, 1>> expected{step(sequence)};
+    for (int id : next) {
+        sequence.push_back(id);
+        expected.push_back(step(sequence));
+    }
+    KvCache cache(mc, 2, 16, 4);
+    model().prefill({1, 2, 3}, cache, 1);  // another sequence in the other row is left alone
+    CachedSequence seq(model(), cache, 0);
+    CHECK(seq.length() == 0);
+    const xt::xtensor<float, 1> first = seq.prefill(prompt);
+    CHECK(max_abs_diff(first.data(), expected[0].data(), V) == 0.0f);
+    const xt::xtensor<float, 2> rows = seq.append(next);
+    REQUIRE(rows.shape(0) == next.size());
+    for (size_t i = 0; i < next.size(); ++i) CHECK(max_abs_diff(rows.data() + i * V, expected[i + 1].data(), V) == 0.0f);
+    CHECK(seq.tokens() == sequence);
+    CHECK(seq.length() == sequence.size());
+    seq.truncate(prompt.size() + 1);
+    CHECK(seq.tokens() == std::vector<int>(sequence.begin(), sequence.begin() + static_cast<long>(prompt.size()) + 1));
+    const xt::xtensor<float, 2> again = seq.append(std::vector<int>{next[1]});
+    CHECK(max_abs_diff(again.data(), expected[2].data(), V) == 0.0f);
+    CHECK(cache.length(1) == 3);
+    CHECK_THROWS_WITH(seq.truncate(seq.length() + 1), Catch::Contains("truncate to at most"));
+    CHECK_THROWS_WITH(CachedSequence(model(), cache, 2), Catch::Contains("does not exist"));
+    seq.clear();
+    CHECK(seq.tokens().empty());
+    CHECK_THROWS_WITH(seq.append(next), Catch::Contains("prefill it first"));
+}
+
 TEST_CASE("prefill on two threads equals prefill on one", "[kv][batch]") {
     // two threads: each runs the BLAS on its own block of GEMM columns, and attention's heads
     // are shared, each thread with its own scores; the keys, values and logits must not change
@@ -367,7 +456,15 @@ TEST_CASE("the cache refuses what does not fit with a fix", "[kv][errors]") {
     model().decode({4}, {0}, cache);
     CHECK_THROWS_WITH(model().decode({5}, {0}, cache), Catch::Contains("full"));
     model().prefill({1}, cache, 1);
-    CHECK_THROWS_WITH(model().decode({5, 6}, {1, 1}, cache), Catch::Contains("twice"));
+    // two tokens per call (one per row); row 1 takes three more only with a larger scratch
+    CHECK_THROWS_WITH(model().decode({5, 6, 7}, {1, 1, 1}, cache), Catch::Contains("max_tokens_per_step"));
+    KvCache wide(mc, 1, 4, 4);
+    model().prefill({1}, wide, 0);
+    CHECK_THROWS_WITH(model().decode({5, 6, 7, 8}, {0, 0, 0, 0}, wide), Catch::Contains("full"));  // positions 1..4
+    CHECK(wide.length(0) == 1);  // refused before anything was written
+    CHECK_THROWS_WITH(wide.truncate(0, 2), Catch::Contains("holds 1"));
+    CHECK_THROWS_WITH(wide.truncate(1, 0), Catch::Contains("does not exist"));
+    CHECK_THROWS_WITH(KvCache(mc, 2, 4, 9), Catch::Contains("max_tokens_per_step"));
     CHECK_THROWS_WITH(model().decode({5}, {2}, cache), Catch::Contains("does not exist"));
     CHECK_THROWS_WITH(model().decode({mc.vocab_size}, {1}, cache), Catch::Contains("outside the vocabulary"));
     CHECK(cache.bytes() == kv_cache_bytes(mc.n_layer, 4, mc.n_embd, 4, 2));

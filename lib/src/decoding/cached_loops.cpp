@@ -6,6 +6,8 @@
 #include <chrono>
 #include <memory>
 
+#include <xtensor/xview.hpp>
+
 #include "decodebook/base/error.hpp"
 #include "decodebook/sampling/sampling.hpp"
 #include "decodebook/model/tokenizer.hpp"
@@ -33,23 +35,15 @@ size_t capacity_for(const ModelConfig& mc, size_t longest_prompt, int max_new_to
 
 // [ch07:cached-logits]
 NextLogits cached_logits(const Gpt2& model, KvCache& cache, size_t row) {
-    auto fed = std::make_shared<std::vector<int>>();  // what the cache row holds
-    return [&model, &cache, row, fed](const std::vector<int>& sequence) {
-        if (fed->empty()) {  // the first call: the whole prompt in one pass
-            cache.clear(row);
-            xt::xtensor<float, 1> logits = model.prefill(sequence, cache, row);
-            *fed = sequence;
-            return logits;
-        }
-        if (sequence.size() != fed->size() + 1 || !std::equal(fed->begin(), fed->end(), sequence.begin())) {
+    auto cached = std::make_shared<CachedSequence>(model, cache, row);  // what the cache row holds
+    return [cached](const std::vector<int>& sequence) -> xt::xtensor<float, 1> {
+        if (cached->length() == 0) return cached->prefill(sequence);  // the first call: the prompt in one pass
+        const std::vector<int>& held = cached->tokens();
+        if (sequence.size() != held.size() + 1 || !std::equal(held.begin(), held.end(), sequence.begin())) {
             throw Error("cached_logits was given a sequence that is not the previous one plus one token",
                         "make a new cached_logits (or KvCache) for a new sequence");
         }
-        model.decode({sequence.back()}, {row}, cache);  // only the new position is computed
-        fed->push_back(sequence.back());
-        xt::xtensor<float, 1> logits;
-        copy_logits(cache, 0, logits);
-        return logits;
+        return xt::view(cached->append({&sequence.back(), 1}), 0);  // only the new position is computed
     };
 }
 // [/ch07:cached-logits]

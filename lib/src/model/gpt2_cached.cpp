@@ -1,6 +1,6 @@
 // Chapter 07: GPT-2 on the KV cache. prefill: new tokens in one pass, keys and values kept;
 // decode: one new position per row, attention over the cache, lm_head on that position only.
-// Chapter 00's Gpt2::forward (model.cpp) stays the lesson it is.
+// Chapter 00's Gpt2::forward (gpt2_forward.cpp) stays the lesson it is.
 #include <algorithm>
 #include <vector>
 
@@ -93,23 +93,26 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache,
 void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& rows, KvCache& cache,
                   BatchKernels kernels) const {
     const size_t B = tokens.size(), C = static_cast<size_t>(config_.n_embd), cap = cache.capacity();
-    if (B == 0 || B != rows.size() || B > cache.rows()) {
+    if (B == 0 || B != rows.size() || B > cache.max_tokens_per_step()) {
         throw Error("decode got " + std::to_string(B) + " tokens for " + std::to_string(rows.size()) +
-                        " rows (the cache has " + std::to_string(cache.rows()) + ")",
-                    "pass one token per cache row, at most as many as the cache has");
+                        " rows (the cache takes up to " + std::to_string(cache.max_tokens_per_step()) +
+                        " tokens per call)",
+                    "pass one cache row per token, at most the cache's max_tokens_per_step tokens");
     }
+    KvCache::Scratch& s = cache.scratch_;
     for (size_t i = 0; i < B; ++i) {
         check_row(cache, rows[i]);
         check_token(config_, tokens[i]);
         if (cache.length(rows[i]) == 0) throw Error("cache row " + std::to_string(rows[i]) + " is empty", "prefill it first");
-        if (cache.length(rows[i]) >= cap) {
+        // a row's k-th token in this call goes k positions after what the row holds
+        size_t pos = cache.length(rows[i]);
+        for (size_t j = 0; j < i; ++j) pos += rows[j] == rows[i];
+        if (pos >= cap) {
             throw Error("cache row " + std::to_string(rows[i]) + " is full (" + std::to_string(cap) + " positions)",
                         "make the KvCache with capacity >= prompt + new tokens");
         }
-        for (size_t j = 0; j < i; ++j)
-            if (rows[j] == rows[i]) throw Error("decode got cache row " + std::to_string(rows[i]) + " twice", "pass each row once");
+        s.positions[i] = pos;
     }
-    KvCache::Scratch& s = cache.scratch_;
     float *x = s.x.data(), *xn = s.xn.data(), *qkv = s.qkv.data(), *att = s.att.data(), *proj = s.proj.data(),
           *hidden = s.hidden.data();
     // y (B, out) = x (B, in) W + bias: a few rows stream the weights (matvec), a large batch goes to
@@ -121,9 +124,9 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
         if (use_gemm) gemm(in_rows, B, w.data(), bias.data(), in, out, out_rows);
         else matvec(in_rows, B, w.data(), bias.data(), in, out, out_rows, s.partial.data());
     };
-    // x = token embedding + position embedding of each row's next position   (B, C)
+    // x = token embedding + position embedding of each token's position   (B, C)
     for (size_t i = 0; i < B; ++i) {
-        const size_t pos = cache.length(rows[i]);
+        const size_t pos = s.positions[i];
         for (size_t j = 0; j < C; ++j) x[i * C + j] = wte_(static_cast<size_t>(tokens[i]), j) + wpe_(pos, j);
     }
     const float eps = config_.layer_norm_epsilon;
@@ -132,13 +135,17 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
         layer_norm_rows(x, B, C, b.ln_1_g.data(), b.ln_1_b.data(), eps, xn);
         product(xn, b.c_attn_w, b.c_attn_b, qkv);  // (B, 3C)
         for (size_t i = 0; i < B; ++i) {
-            // append this row's key and value; it then attends over its positions 0..pos
-            const size_t pos = cache.length(rows[i]);
+            // append this token's key and value; it then attends over its row's positions 0..pos
+            // (every token's key is written before any attends: a later token of the same row
+            // sees the earlier ones, an earlier token never reads past its own position)
+            const size_t pos = s.positions[i];
             float* K = cache.keys(l).data() + rows[i] * cap * C;  // (capacity, C)
             float* V = cache.values(l).data() + rows[i] * cap * C;
             std::copy_n(qkv + i * 3 * C + C, C, K + pos * C);
             std::copy_n(qkv + i * 3 * C + 2 * C, C, V + pos * C);
-            s.keys[i] = K, s.values[i] = V, s.lengths[i] = pos + 1;
+            s.keys[i] = K;
+            s.values[i] = V;
+            s.lengths[i] = pos + 1;
         }
         attend_rows(qkv, 3 * C, B, s.keys.data(), s.values.data(), s.lengths.data(), C, config_.n_head,
                     s.scores.data(), cap, att);
@@ -150,7 +157,7 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
         product(hidden, b.mlp_proj_w, b.mlp_proj_b, proj);
         for (size_t i = 0; i < B * C; ++i) x[i] += proj[i];
     }
-    for (size_t i = 0; i < B; ++i) cache.set_length(rows[i], cache.length(rows[i]) + 1);
+    for (size_t i = 0; i < B; ++i) cache.set_length(rows[i], s.positions[i] + 1);  // in order: the last occurrence wins
     // ln_f, then the tied lm_head: logits (B, V) = ln_f(x) wte^T
     layer_norm_rows(x, B, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn);
     matvec_transposed(xn, B, wte_.data(), static_cast<size_t>(config_.vocab_size), C, s.logits.data());

@@ -68,30 +68,52 @@ xt::xtensor<float, 1> cached_attention_step(xt::xtensor<float, 2>& keys, xt::xte
 }
 // [/ch07:cached-attention-step]
 
-KvCache::KvCache(const ModelConfig& config, size_t rows, size_t capacity) : capacity_(capacity), lengths_(rows, 0) {
+KvCache::KvCache(const ModelConfig& config, size_t rows, size_t capacity, size_t max_tokens_per_step)
+    : capacity_(capacity), lengths_(rows, 0) {
     if (rows < 1) throw Error("a KV cache needs at least one row", "pass rows >= 1");
     if (capacity < 1 || capacity > static_cast<size_t>(config.n_positions)) {
         throw Error("a KV cache of " + std::to_string(capacity) + " positions does not fit the model's context of " +
                         std::to_string(config.n_positions),
                     "ask for 1.." + std::to_string(config.n_positions) + " positions");
     }
+    const size_t B = max_tokens_per_step == 0 ? rows : max_tokens_per_step;  // tokens per decode call
+    if (B > capacity * rows) {
+        throw Error("a decode call of " + std::to_string(B) + " tokens cannot fit a cache of " + std::to_string(rows) +
+                        " rows of " + std::to_string(capacity) + " positions",
+                    "pass max_tokens_per_step <= rows x capacity (0 means one per row)");
+    }
     const size_t C = static_cast<size_t>(config.n_embd), V = static_cast<size_t>(config.vocab_size);
     for (int l = 0; l < config.n_layer; ++l) {
         keys_.push_back(xt::xtensor<float, 3>::from_shape({rows, capacity, C}));
         values_.push_back(xt::xtensor<float, 3>::from_shape({rows, capacity, C}));
     }
-    scratch_.x = xt::zeros<float>({rows, C});
-    scratch_.xn = xt::zeros<float>({rows, C});
-    scratch_.qkv = xt::zeros<float>({rows, 3 * C});
-    scratch_.att = xt::zeros<float>({rows, C});
-    scratch_.proj = xt::zeros<float>({rows, C});
-    scratch_.hidden = xt::zeros<float>({rows, 4 * C});
-    scratch_.partial = xt::zeros<float>({rows, 4 * C});
-    scratch_.scores = xt::zeros<float>({rows * static_cast<size_t>(config.n_head), capacity});
-    scratch_.keys.assign(rows, nullptr);
-    scratch_.values.assign(rows, nullptr);
-    scratch_.lengths.assign(rows, 0);
-    scratch_.logits = xt::zeros<float>({rows, V});
+    scratch_.x = xt::zeros<float>({B, C});
+    scratch_.xn = xt::zeros<float>({B, C});
+    scratch_.qkv = xt::zeros<float>({B, 3 * C});
+    scratch_.att = xt::zeros<float>({B, C});
+    scratch_.proj = xt::zeros<float>({B, C});
+    scratch_.hidden = xt::zeros<float>({B, 4 * C});
+    scratch_.partial = xt::zeros<float>({B, 4 * C});
+    scratch_.scores = xt::zeros<float>({B * static_cast<size_t>(config.n_head), capacity});
+    scratch_.keys.assign(B, nullptr);
+    scratch_.values.assign(B, nullptr);
+    scratch_.positions.assign(B, 0);
+    scratch_.lengths.assign(B, 0);
+    scratch_.logits = xt::zeros<float>({B, V});
+}
+
+void KvCache::truncate(size_t row, size_t length) {
+    if (row >= rows()) {
+        throw Error("cache row " + std::to_string(row) + " does not exist (the cache has " + std::to_string(rows()) +
+                        " rows)",
+                    "truncate a row the cache has");
+    }
+    if (length > lengths_[row]) {
+        throw Error("cannot truncate cache row " + std::to_string(row) + " to " + std::to_string(length) +
+                        " positions: it holds " + std::to_string(lengths_[row]),
+                    "truncate to at most the row's length (truncate only forgets positions)");
+    }
+    lengths_[row] = length;  // the values beyond are dead: the next decode overwrites them
 }
 
 uint64_t KvCache::bytes() const {

@@ -90,12 +90,20 @@ public:
     /// @throws Error on empty, too long or out-of-vocabulary input, or a row outside the cache.
     xt::xtensor<float, 1> prefill(const std::vector<int>& ids, KvCache& cache, size_t row = 0) const;
 
-    /// One new token for each of B rows: `tokens[b]` goes after the positions cache row `rows[b]`
-    /// holds; attention reads that row's cached keys and values; LayerNorm and lm_head run on the
-    /// new position only. Logits land in `cache.logits()` row b. Allocates nothing.
-    /// Introduced in chapter 07.
-    /// @throws Error when sizes differ, a row is repeated or out of range, a row is full, or a
-    /// token is outside the vocabulary.
+    /// B new tokens, each after the positions its cache row holds: `tokens[b]` goes into row
+    /// `rows[b]`; attention reads that row's cached keys and values; LayerNorm and lm_head run on
+    /// the new positions only. Logits land in `cache.logits()` row b. Allocates nothing.
+    ///
+    /// A row may come several times: its occurrences go at successive positions, in order, each
+    /// attending to its own prefix (the row's cached positions and the earlier occurrences), as
+    /// llama.cpp's batch of [last token, drafts...] for speculative decoding. Invariant: with
+    /// BatchKernels::Invariant, at any B and any thread count, the logits equal, bit for bit,
+    /// those of one decode call per token in the same order; BatchKernels::Fast gives the same
+    /// below kGemmFromRows tokens (from there it multiplies by GEMM, which sums in another order).
+    /// Introduced in chapter 07 (repeated rows: chapter 08).
+    /// @throws Error when sizes differ, there are more tokens than the cache's
+    /// max_tokens_per_step, a row is out of range, empty or would overflow, or a token is
+    /// outside the vocabulary.
     void decode(const std::vector<int>& tokens, const std::vector<size_t>& rows, KvCache& cache,
                 BatchKernels kernels = BatchKernels::Fast) const;
 

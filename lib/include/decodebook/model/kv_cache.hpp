@@ -43,21 +43,31 @@ xt::xtensor<float, 1> cached_attention_step(xt::xtensor<float, 2>& keys, xt::xte
 
 /// The keys and values of every layer for `rows` sequences of up to `capacity` positions,
 /// allocated once (llama2.c's `key_cache`, with a batch dimension), plus the scratch buffers a
-/// decode step needs, so `Gpt2::decode` allocates nothing. Each row has its own length.
+/// decode step needs, so `Gpt2::decode` allocates nothing. Each row has its own length, and a row
+/// can be cut back to any shorter length (truncate: chapter 08 rolls back rejected drafts).
 /// The caller owns it. Introduced in chapter 07.
 class KvCache {
 public:
-    /// Allocate the cache for a model: n_layer x 2 x (rows, capacity, n_embd) floats.
-    /// @throws Error when rows < 1 or capacity is outside 1..n_positions.
-    KvCache(const ModelConfig& config, size_t rows, size_t capacity);
+    /// Allocate the cache for a model: n_layer x 2 x (rows, capacity, n_embd) floats, and the
+    /// scratch of a decode call of up to `max_tokens_per_step` tokens (0: one per row).
+    /// @throws Error when rows < 1, capacity is outside 1..n_positions or max_tokens_per_step
+    /// is above capacity x rows.
+    KvCache(const ModelConfig& config, size_t rows, size_t capacity, size_t max_tokens_per_step = 0);
 
     size_t rows() const { return lengths_.size(); }           ///< sequences it holds
     size_t capacity() const { return capacity_; }              ///< positions per row
     size_t length(size_t row) const { return lengths_.at(row); }  ///< positions filled in a row
     uint64_t bytes() const;                                    ///< bytes of K and V (not the scratch)
+    /// The most tokens one `Gpt2::decode` call may take (its scratch is sized for them).
+    size_t max_tokens_per_step() const { return scratch_.positions.size(); }
 
     /// Forget a row's positions (the memory is kept).
     void clear(size_t row) { lengths_.at(row) = 0; }
+    /// Keep a row's first `length` positions and forget the rest (llama.cpp's `seq_rm`, HF's
+    /// `crop`): the next decode of the row writes at `length`, as if the rest had never been
+    /// decoded. Introduced in chapter 07 (chapter 08 rolls back rejected drafts with it).
+    /// @throws Error when the row does not exist or holds fewer than `length` positions.
+    void truncate(size_t row, size_t length);
     /// Row r becomes the old row `source[r]` in every layer, lengths too (beam search).
     /// @throws Error when `source` has the wrong size or an index is out of range.
     void reorder(const std::vector<int>& source);
@@ -71,27 +81,28 @@ public:
     /// (rows, capacity, C) values of one layer, read-only.
     const xt::xtensor<float, 3>& values(size_t layer) const { return values_.at(layer); }
 
-    /// (rows, V) the logits of the last `Gpt2::decode` call: row b scores what follows its b-th
-    /// token (rows past the call's batch size hold stale values).
+    /// (max_tokens_per_step, V) the logits of the last `Gpt2::decode` call: row b scores what
+    /// follows its b-th token (rows past the call's token count hold stale values).
     const xt::xtensor<float, 2>& logits() const { return scratch_.logits; }
 
 private:
     friend class Gpt2;
     void set_length(size_t row, size_t length) { lengths_.at(row) = length; }
 
-    /// Buffers of one decode step, sized for every row at once (B <= rows).
+    /// Buffers of one decode call, sized for its most tokens at once (B <= max_tokens_per_step).
     struct Scratch {
-        xt::xtensor<float, 2> x;       // (rows, C) residual stream
-        xt::xtensor<float, 2> xn;      // (rows, C) after LayerNorm
-        xt::xtensor<float, 2> qkv;     // (rows, 3C)
-        xt::xtensor<float, 2> att;     // (rows, C) attention output
-        xt::xtensor<float, 2> proj;    // (rows, C) a projection's output
-        xt::xtensor<float, 2> hidden;  // (rows, 4C) MLP hidden layer
-        xt::xtensor<float, 2> partial; // (rows, 4C) matvec's second half of W's rows
-        xt::xtensor<float, 2> scores;  // (rows x n_head, capacity) attention scores, one row per head
-        std::vector<const float*> keys, values;  // (rows) each decode row's cached keys and values
-        std::vector<size_t> lengths;             // (rows) how many positions each decode row attends over
-        xt::xtensor<float, 2> logits;  // (rows, V)
+        xt::xtensor<float, 2> x;       // (B, C) residual stream
+        xt::xtensor<float, 2> xn;      // (B, C) after LayerNorm
+        xt::xtensor<float, 2> qkv;     // (B, 3C)
+        xt::xtensor<float, 2> att;     // (B, C) attention output
+        xt::xtensor<float, 2> proj;    // (B, C) a projection's output
+        xt::xtensor<float, 2> hidden;  // (B, 4C) MLP hidden layer
+        xt::xtensor<float, 2> partial; // (B, 4C) matvec's second half of W's rows
+        xt::xtensor<float, 2> scores;  // (B x n_head, capacity) attention scores, one row per head
+        std::vector<const float*> keys, values;  // (B) each token's row's cached keys and values
+        std::vector<size_t> positions;           // (B) where each token goes in its row
+        std::vector<size_t> lengths;             // (B) how many positions each token attends over
+        xt::xtensor<float, 2> logits;  // (B, V)
     };
 
     size_t capacity_;
