@@ -56,7 +56,7 @@ void run(const Session& session, const GenerationConfig& config, const Display& 
         return;
     }
     std::cout << prompt << std::flush;
-    std::vector<CoinStep> coins;  // with --show-steps: each coin, its CDF slice, raw and processed p
+    std::vector<Draw> coins;  // with --show-steps: each coin, its CDF slice, raw and processed p
     const Sampler sampler =
         display.show_steps ? make_watched_sampler(config, config.seed, coins) : make_sampler(config, config.seed);
     const auto start = std::chrono::steady_clock::now();

@@ -10,6 +10,8 @@
 #include "decodebook/decoding/generation_config.hpp"
 #include "decodebook/sampling/sampling.hpp"
 #include "decodebook/base/utf8.hpp"
+#include "decodebook/decoding/beam_search.hpp"
+#include "decodebook/decoding/cached_loops.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;
@@ -147,9 +149,122 @@ TEST_CASE("min_new_tokens masks every EOS id until it is reached", "[generate]")
     z(2) = 1.0f;
     const std::vector<int> prompt{1};
     std::vector<int> generated{2, 2};
-    CHECK(chain.pick(z, {prompt, generated, 2, {7, 9}}, 0.5) == 2);  // 2 new tokens < 3: EOS masked
+    const std::vector<int> eos{7, 9};
+    CHECK(chain.pick(z, {prompt, generated, 2, eos}, 0.5) == 2);  // 2 new tokens < 3: EOS masked
     generated.push_back(2);
-    CHECK(chain.pick(z, {prompt, generated, 3, {7, 9}}, 0.5) == 7);  // 3 reached: EOS allowed
+    CHECK(chain.pick(z, {prompt, generated, 3, eos}, 0.5) == 7);  // 3 reached: EOS allowed
+}
+
+namespace {
+// A caller's processor as chapter 09's masks are: every id outside `allowed` gets -inf.
+Processor allow_only(std::vector<int> allowed, const std::string& name) {
+    return {name, [allowed](xt::xtensor<float, 1>& z, const DecodeContext&) {
+                for (size_t i = 0; i < z.size(); ++i)
+                    if (std::find(allowed.begin(), allowed.end(), static_cast<int>(i)) == allowed.end()) z(i) = -INFINITY;
+            }};
+}
+bool all_in(const std::vector<int>& ids, const std::vector<int>& allowed) {
+    return std::all_of(ids.begin(), ids.end(),
+                       [&](int id) { return std::find(allowed.begin(), allowed.end(), id) != allowed.end(); });
+}
+}  // namespace
+
+TEST_CASE("the distribution a chain draws from: its softmax or all the mass on the argmax", "[generate][sampler]") {
+    GenerationConfig c;
+    c.do_sample = true;
+    c.temperature = 0.7f;
+    c.top_k = 3;
+    c.repetition_penalty = 1.3f;
+    const std::vector<int> prompt{1, 4}, generated{4};
+    const DecodeContext context{prompt, generated, 1};
+    const xt::xtensor<float, 1> z{0.1f, 2.0f, -1.0f, 0.5f, 1.9f, 0.0f};
+    const LogitsChain sampling(c);
+    const xt::xtensor<float, 1> p = sampling.distribution(z, context);
+    CHECK(bool(p == softmax(sampling.apply(z, context))));  // the same bits: one body
+    GenerationConfig no_penalty = c;
+    no_penalty.repetition_penalty = 1.0f;
+    CHECK(p(4) < LogitsChain(no_penalty).distribution(z, context)(4));  // the penalty did run
+    for (double coin = 0.005; coin < 1; coin += 0.01) {
+        const int token = sampling.choose(p, coin);
+        CHECK(token == sampling.pick(z, context, coin));
+        const Draw d = sampling.draw(z, context, coin);
+        CHECK(d.token == token);
+        CHECK(d.processed == p(static_cast<size_t>(token)));
+    }
+    c.do_sample = false;
+    const LogitsChain greedy_chain(c);
+    const xt::xtensor<float, 1> one_hot = greedy_chain.distribution(z, context);
+    CHECK(bool(one_hot == xt::xtensor<float, 1>{0, 1, 0, 0, 0, 0}));  // argmax after the penalty: id 1, not 4
+    CHECK(greedy_chain.choose(one_hot, 0.99) == 1);
+    // ties: the lowest id, as argmax
+    CHECK(bool(greedy_chain.distribution(xt::xtensor<float, 1>{3, 5, 5}, DecodeContext{}) == xt::xtensor<float, 1>{0, 1, 0}));
+}
+
+TEST_CASE("a caller's processor runs first in greedy and sampling and beam search", "[generate][sampler]") {
+    GenerationConfig c;
+    c.min_new_tokens = 2;
+    c.repetition_penalty = 1.2f;
+    const Processor only = allow_only({5, 9}, "only(5, 9)");
+    CHECK(LogitsChain(c, {only}).describe() == "only(5, 9) -> min_new_tokens(2) -> repetition_penalty(1.2) -> argmax");
+    c.do_sample = true;
+    c.top_k = 50;
+    CHECK(LogitsChain(c, {only}).describe() ==
+          "only(5, 9) -> min_new_tokens(2) -> repetition_penalty(1.2) -> top_k(50) -> sample");
+    // on the model: every token it chooses is one the processor allows
+    const std::vector<int> prompt = tokenizer().encode("The cat");
+    const std::vector<int> allowed{262, 11, 13, 290};
+    GenerationConfig run;
+    run.max_new_tokens = 6;
+    for (const bool sample : {false, true}) {
+        run.do_sample = sample;
+        INFO((sample ? "sampling" : "greedy"));
+        const Generation g = generate(model(), tokenizer(), prompt, run, make_sampler(run, 3, nullptr, {allow_only(allowed, "mask")}));
+        CHECK(g.ids.size() == 6u);
+        CHECK(all_in(g.ids, allowed));
+    }
+    GenerationConfig beams = run;
+    beams.do_sample = false;
+    beams.num_beams = 3;
+    beams.num_return_sequences = 3;
+    const std::vector<int> eos = {model().config().eos_token_id};
+    const std::vector<Hypothesis> found = beam_search(model_log_probs(model(), prompt, beams, eos, {allow_only(allowed, "mask")}),
+                                                      eos, static_cast<int>(prompt.size()), beams);
+    REQUIRE(found.size() == 3u);
+    for (const Hypothesis& h : found) CHECK(all_in(h.ids, allowed));
+    KvCache cache(model().config(), 3, 32);
+    const std::vector<Hypothesis> cached = beam_search(
+        cached_log_probs(model(), prompt, beams, eos, cache, {allow_only(allowed, "mask")}), eos,
+        static_cast<int>(prompt.size()), beams);
+    REQUIRE(cached.size() == 3u);
+    for (size_t i = 0; i < 3; ++i) CHECK(cached[i].ids == found[i].ids);
+}
+
+TEST_CASE("a step where no token is left names the processor and never says loosen top-p", "[generate][sampler][errors]") {
+    GenerationConfig c;
+    c.min_new_tokens = 3;
+    c.eos_token_id = std::vector<int>{7};
+    const std::vector<int> prompt{1}, generated{2};
+    const std::vector<int> eos{7};
+    const DecodeContext context{prompt, generated, 1, eos};
+    const xt::xtensor<float, 1> z = xt::zeros<float>({12});
+    // a constraint that allows only EOS, while min_new_tokens still masks it
+    for (const bool sample : {false, true}) {
+        c.do_sample = sample;
+        c.top_p = sample ? 0.9f : 1.0f;
+        const LogitsChain chain(c, {allow_only({7}, "only_eos")});
+        INFO((sample ? "sampling" : "greedy"));
+        try {
+            chain.pick(z, context, 0.5);
+            FAIL("a chain with no token left picked one");
+        } catch (const Error& e) {
+            const std::string what = e.what();
+            CHECK_THAT(what, Catch::Contains("no token is left after min_new_tokens(3) at step 1 (after only_eos)"));
+            CHECK_THAT(what, !Catch::Contains("top_p") && !Catch::Contains("top_k"));
+        }
+    }
+    // a constraint that allows nothing is named as the constraint
+    const LogitsChain none(c, {allow_only({}, "dead_state")});
+    CHECK_THROWS_WITH(none.distribution(z, context), Catch::Contains("the constraint 'dead_state' allows no token here"));
 }
 
 TEST_CASE("bad requests to the general loop are refused before any work", "[generate][errors]") {

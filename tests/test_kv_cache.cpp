@@ -230,7 +230,7 @@ TEST_CASE("cached greedy equals the naive loop token for token on every golden p
         // every step: the cached logits against chapter 00's forward of the whole sequence
         float worst = 0;
         const Sampler compare = [&](const xt::xtensor<float, 1>& logits, const DecodeContext& ctx) {
-            std::vector<int> sequence = ctx.prompt;
+            std::vector<int> sequence(ctx.prompt.begin(), ctx.prompt.end());
             sequence.insert(sequence.end(), ctx.generated.begin(), ctx.generated.end());
             const xt::xtensor<float, 1> naive = last_position_logits(model().forward(sequence));
             worst = std::max(worst, max_abs_diff(logits.data(), naive.data(), naive.size()));

@@ -402,7 +402,7 @@ TEST_CASE("the watched sampler picks what make_sampler picks and records where t
     const std::vector<int> prompt{1, 2}, generated{};
     const DecodeContext context{prompt, generated};
     const Sampler plain = make_sampler(config, 7);
-    std::vector<CoinStep> seen;
+    std::vector<Draw> seen;
     const Sampler watched = make_watched_sampler(config, 7, seen);
     Rng noise(3);
     const LogitsChain chain(config);
@@ -412,7 +412,7 @@ TEST_CASE("the watched sampler picks what make_sampler picks and records where t
         const int a = plain(z, context), b = watched(z, context);
         INFO("step " << step);
         REQUIRE(seen.size() == static_cast<size_t>(step + 1));
-        const CoinStep& c = seen.back();
+        const Draw& c = seen.back();
         CHECK(a == b);
         CHECK(c.token == b);
         CHECK_FALSE(c.greedy);
@@ -423,7 +423,7 @@ TEST_CASE("the watched sampler picks what make_sampler picks and records where t
         CHECK(c.to - c.from == Approx(c.processed).margin(1e-6));
     }
     config.temperature = 0.0f;  // greedy: the coin is drawn but not used
-    std::vector<CoinStep> greedy_seen;
+    std::vector<Draw> greedy_seen;
     const Sampler greedy_watched = make_watched_sampler(config, 7, greedy_seen);
     const Vec z{0.5f, 2.0f, 1.0f};
     CHECK(greedy_watched(z, context) == 1);

@@ -122,11 +122,11 @@ int main(int argc, char** argv) {
         std::printf("\nYour settings (%s), the first steps with their coins:\n", chain.describe().c_str());
         GenerationConfig first_steps = config;
         first_steps.max_new_tokens = std::min(config.max_new_tokens, 6);
-        std::vector<CoinStep> coins;  // make_sampler's coins and chain, watched
+        std::vector<Draw> coins;  // make_sampler's coins and chain, watched
         const std::vector<StepRecord> steps =
             generate(model, tok, prompt, first_steps, make_watched_sampler(first_steps, config.seed, coins)).steps;
         for (size_t i = 0; i < coins.size(); ++i) {
-            const CoinStep& c = coins[i];
+            const Draw& c = coins[i];
             const std::string token = visible_token(tok.token_bytes(c.token));
             if (c.greedy) {
                 std::printf("  step %zu: argmax -> %-12s (p after the chain %.3f; raw p %.3f)\n", i, token.c_str(), c.processed, c.raw);

@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
         std::printf("\n== 6. Your settings: %s (seed %llu) ==\n", chain.describe().c_str(),
                     static_cast<unsigned long long>(config.seed));
         std::printf("  %s", opt.prompt.c_str());
-        std::vector<CoinStep> coins;  // make_sampler's coins and chain, watched for --show-steps
+        std::vector<Draw> coins;  // make_sampler's coins and chain, watched for --show-steps
         const Generation out =
             generate(model, tok, prompt, config, make_watched_sampler(config, config.seed, coins), print_text_to(std::cout));
         std::printf("\n");

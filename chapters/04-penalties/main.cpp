@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
         std::printf("\n== 4. Penalties with sampling: your settings, seed %llu ==\n",
                     static_cast<unsigned long long>(config.seed));
         std::printf("  chain: %s\n", LogitsChain(config).describe().c_str());
-        std::vector<CoinStep> coins;  // make_sampler's coins and chain, watched for --show-steps
+        std::vector<Draw> coins;  // make_sampler's coins and chain, watched for --show-steps
         const Generation sampled = generate(model, tok, prompt, config, make_watched_sampler(config, config.seed, coins));
         std::printf("  %s%s\n  distinct-2 %.2f\n", opt.prompt.c_str(), sampled.text.c_str(), distinct_n(sampled.ids, 2));
         if (opt.show_steps) print_steps(std::cout, sampled.steps, tok, coins);

@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
         std::printf("\n== 6. Your settings: %s (seed %llu) ==\n", describe(config, {KnobGroup::Stopping}).c_str(),
                     static_cast<unsigned long long>(config.seed));
         std::printf("  %s", opt.prompt.c_str());
-        std::vector<CoinStep> coins;  // make_sampler's coins, watched for --show-steps' p(chain) column
+        std::vector<Draw> coins;  // make_sampler's coins, watched for --show-steps' p(chain) column
         const Generation out = generate(model, tok, prompt, config, make_watched_sampler(config, config.seed, coins),
                                         print_text_to(std::cout));
         std::printf("\n  [%zu tokens, finish_reason %s%s]\n", out.ids.size(), to_string(out.finish_reason).c_str(),
@@ -229,8 +229,8 @@ int main(int argc, char** argv) {
             GenerationConfig no_min = plain;  // your processor instead of the library's, then argmax
             const Sampler yours = [&](const xt::xtensor<float, 1>& logits, const DecodeContext& context) {
                 xt::xtensor<float, 1> z = logits;
-                your_apply_min_new_tokens(z, context.eos_ids, static_cast<int>(context.generated.size()),
-                                          longer.min_new_tokens);
+                const std::vector<int> eos_ids(context.eos_ids.begin(), context.eos_ids.end());
+                your_apply_min_new_tokens(z, eos_ids, static_cast<int>(context.generated.size()), longer.min_new_tokens);
                 return argmax(z);
             };
             yours_ids = generate(model, tok, fortune, no_min, yours).ids;

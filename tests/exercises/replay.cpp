@@ -23,7 +23,9 @@ std::vector<nlohmann::json> cases_with_chain(const std::string& file, const std:
 std::vector<int> generate(const nlohmann::json& c, const Step& step) {
     decodebook::Rng rng(c["seed"].get<uint64_t>());
     const decodebook::Sampler sample = [&](const xt::xtensor<float, 1>& logits, const decodebook::DecodeContext& context) {
-        return step(logits, context.prompt, context.generated, rng.coin());
+        const std::vector<int> prompt(context.prompt.begin(), context.prompt.end()),
+            generated(context.generated.begin(), context.generated.end());
+        return step(logits, prompt, generated, rng.coin());
     };
     return decodebook::generate(model(), golden::tokenizer(), c["prompt_ids"].get<std::vector<int>>(), config(c), sample).ids;
 }

@@ -162,7 +162,8 @@ TEST_CASE("ex06.2 a greedy generation with your processor matches the library's"
     const Generation expected = generate(model, tok, prompt, library, make_sampler(library, 0));
     const Sampler yours = [&](const Vec& logits, const DecodeContext& context) {
         Vec z = logits;
-        your_apply_min_new_tokens(z, context.eos_ids, static_cast<int>(context.generated.size()), library.min_new_tokens);
+        const std::vector<int> eos_ids(context.eos_ids.begin(), context.eos_ids.end());
+        your_apply_min_new_tokens(z, eos_ids, static_cast<int>(context.generated.size()), library.min_new_tokens);
         return argmax(z);
     };
     const Generation found = generate(model, tok, prompt, free_run, yours);

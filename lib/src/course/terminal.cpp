@@ -39,31 +39,8 @@ std::string visible_token(const std::string& bytes) {
     return out + "\"";
 }
 
-Sampler make_watched_sampler(const GenerationConfig& config, uint64_t seed, std::vector<CoinStep>& seen) {
-    auto chain = std::make_shared<const LogitsChain>(config);
-    auto rng = std::make_shared<Rng>(seed);
-    const bool greedy = !config.do_sample || config.temperature == 0.0f;
-    return [chain, rng, greedy, &seen](const xt::xtensor<float, 1>& logits, const DecodeContext& context) {
-        const double coin = rng->coin();  // as make_sampler: one coin per step, used or not
-        const int token = chain->pick(logits, context, coin);
-        const xt::xtensor<float, 1> processed = softmax(chain->apply(logits, context));
-        CoinStep s{coin, token, processed(static_cast<size_t>(token)), softmax(logits)(static_cast<size_t>(token)),
-                   0, 0, greedy};
-        double total = 0, before = 0;
-        for (int id : candidate_order(processed)) total += processed(static_cast<size_t>(id));
-        for (int id : candidate_order(processed)) {
-            if (id == token) break;
-            before += processed(static_cast<size_t>(id));
-        }
-        s.from = before / total;
-        s.to = (before + processed(static_cast<size_t>(token))) / total;
-        seen.push_back(s);
-        return token;
-    };
-}
-
 void print_steps(std::ostream& out, const std::vector<StepRecord>& steps, const Tokenizer& tokenizer,
-                 const std::vector<CoinStep>& coins) {
+                 const std::vector<Draw>& coins) {
     const bool watched = !coins.empty();
     char line[200];
     std::snprintf(line, sizeof line, "%5s %6s  %-18s %8s %8s", "step", "id", "token", "logit", "p(raw)");

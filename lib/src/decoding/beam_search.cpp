@@ -204,8 +204,9 @@ std::vector<Hypothesis> beam_search(const NextLogProbs& next, const std::vector<
 
 // [ch05:model-seam]
 NextLogProbs model_log_probs(const Gpt2& model, const std::vector<int>& prompt, const GenerationConfig& config,
-                             const std::vector<int>& eos_ids) {
-    auto chain = std::make_shared<const LogitsChain>(config);  // with do_sample false: penalties, min_new_tokens
+                             const std::vector<int>& eos_ids, std::vector<Processor> first) {
+    // with do_sample false: the caller's processors, then penalties and min_new_tokens
+    auto chain = std::make_shared<const LogitsChain>(config, std::move(first));
     return [&model, prompt, eos_ids, chain](const std::vector<Beam>& beams, int step) {
         std::map<std::vector<int>, xt::xtensor<float, 1>> seen;  // step 1's beams are all the prompt
         std::vector<xt::xtensor<float, 1>> rows;

@@ -152,8 +152,9 @@ std::vector<Generation> generate_batch(const Gpt2& model, const Tokenizer* token
 
 // [ch07:cached-log-probs]
 NextLogProbs cached_log_probs(const Gpt2& model, const std::vector<int>& prompt, const GenerationConfig& config,
-                              const std::vector<int>& eos_ids, KvCache& cache) {
-    auto chain = std::make_shared<const LogitsChain>(config);  // with do_sample false: penalties, min_new_tokens
+                              const std::vector<int>& eos_ids, KvCache& cache, std::vector<Processor> first) {
+    // with do_sample false: the caller's processors, then penalties and min_new_tokens
+    auto chain = std::make_shared<const LogitsChain>(config, std::move(first));
     auto held = std::make_shared<std::vector<std::vector<int>>>();  // the new ids each row holds
     return [&model, &cache, prompt, eos_ids, chain, held](const std::vector<Beam>& beams, int step) {
         if (beams.size() > cache.rows())

@@ -10,41 +10,22 @@
 #include <xtensor/xtensor.hpp>
 
 #include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/decoding/sampler.hpp"
 
 namespace decodebook {
 
 class Tokenizer;
-struct GenerationConfig;
-struct DecodeContext;
-
-/// One step seen from the coin's side, so the coin -> token mapping can be checked by hand.
-/// Introduced in chapter 02.
-struct CoinStep {
-    double coin = 0;       ///< the step's coin (drawn even when the step is greedy)
-    int token = 0;         ///< the token chosen
-    float processed = 0;   ///< its probability after the chain: the distribution the coin was drawn from
-    float raw = 0;         ///< its probability under the raw logits (T = 1, no processor)
-    double from = 0;       ///< its slice [from, to) of the processed CDF (candidate_order, as a fraction
-    double to = 0;         ///< of the total): the token is chosen iff from <= coin < to
-    bool greedy = false;   ///< argmax step: no coin was used
-};
-
-/// make_sampler(config, seed), which also appends a CoinStep to `seen` at every step. It picks
-/// exactly the tokens make_sampler picks (same chain, same coins). Introduced in chapter 02.
-/// (The return type is generate.hpp's Sampler, spelled out to keep this header light.)
-std::function<int(const xt::xtensor<float, 1>&, const DecodeContext&)> make_watched_sampler(
-    const GenerationConfig& config, uint64_t seed, std::vector<CoinStep>& seen);
 
 /// A token's bytes made visible for a table cell: quotes, `\n` and `\t` escaped, invalid UTF-8
 /// shown as `\xNN`. Introduced in chapter 00.
 std::string visible_token(const std::string& bytes);
 
 /// Print the `--show-steps` table: step, id, token text, logit, `p(raw)` (softmax of the raw
-/// logits), ms. With `coins` (from make_watched_sampler, one per step) it adds, before ms, the
+/// logits), ms. With `coins` (make_watched_sampler's Draws, one per step) it adds, before ms, the
 /// token's probability after the chain `p(chain)` (what the coin was drawn from), the coin and
 /// the token's CDF slice. Introduced in chapter 00.
 void print_steps(std::ostream& out, const std::vector<StepRecord>& steps, const Tokenizer& tokenizer,
-                 const std::vector<CoinStep>& coins = {});
+                 const std::vector<Draw>& coins = {});
 
 /// A bar of '#' of `width` characters at most, proportional to value / max. Introduced in chapter 00.
 std::string bar(double value, double max, int width);

@@ -89,11 +89,11 @@ using BeamStepFunction = std::function<BeamStep(const std::vector<Beam>& beams,
                                                 const std::vector<int>& eos_ids, int num_beams, bool last_step)>;
 
 /// The model as a NextLogProbs: one forward per distinct beam, log_softmax of the last position,
-/// then the config's processors (penalties, min_new_tokens) on log-probabilities, with a
-/// DecodeContext per beam. Introduced in chapter 05.
+/// then the caller's processors `first` (a constraint's mask) and the config's (penalties,
+/// min_new_tokens) on log-probabilities, with a DecodeContext per beam. Introduced in chapter 05.
 /// @throws Error on a bad config.
 NextLogProbs model_log_probs(const Gpt2& model, const std::vector<int>& prompt, const GenerationConfig& config,
-                             const std::vector<int>& eos_ids);
+                             const std::vector<int>& eos_ids, std::vector<Processor> first = {});
 
 /// Beam search over a log-probability source: `config`'s num_beams, length_penalty,
 /// early_stopping, num_return_sequences, beam_scoring and max_new_tokens; `eos_ids` end a

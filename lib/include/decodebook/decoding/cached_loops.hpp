@@ -47,9 +47,10 @@ std::vector<Generation> generate_batch(const Gpt2& model, const Tokenizer* token
 
 /// Beam search's model seam on the cache: one row per beam; each step copies every beam's
 /// parent row into place (KvCache::reorder) and decodes all beams' last tokens as one batch.
-/// Same log-probabilities as model_log_probs up to float rounding. Introduced in chapter 07.
+/// Same log-probabilities as model_log_probs up to float rounding (`first`: the caller's
+/// processors, as there). Introduced in chapter 07.
 NextLogProbs cached_log_probs(const Gpt2& model, const std::vector<int>& prompt, const GenerationConfig& config,
-                              const std::vector<int>& eos_ids, KvCache& cache);
+                              const std::vector<int>& eos_ids, KvCache& cache, std::vector<Processor> first = {});
 
 /// Chapter 05's beam search on the cache (one batch of num_beams rows). Introduced in chapter 07.
 /// @throws Error on a bad request or config.
