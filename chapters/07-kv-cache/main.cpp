@@ -11,7 +11,8 @@
 // Library code this chapter introduces: KvCache, kv_cache_bytes, reorder_rows,
 // cached_attention_step, gpt2_decode_bytes, decode_roofline_ms (kv_cache.hpp); Gpt2::prefill, Gpt2::decode, decode_weight_bytes
 // (model.hpp); matvec, attend, gemm, measure_read_bandwidth (kernels.hpp); cached_logits,
-// generate_cached, generate_batch (cached.hpp); the loop's NextLogits seam (generate.hpp).
+// generate_cached, generate_batch (cached.hpp); the loop's NextLogits seam (generate.hpp);
+// with_commas, human_bytes (terminal.hpp).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -64,30 +65,6 @@ const char* const kLongText =
     "You will be given a chance to take a long trip.  Take it, and do not look back.\n\n"
     "The man who has never made a mistake has never made anything at all.\n\n"
     "A day without sunshine is like night.\n\n";
-
-std::string with_commas(uint64_t n) {
-    std::string digits = std::to_string(n), out;
-    for (size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
-}
-
-std::string human_bytes(double bytes) {
-    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 4) bytes /= 1024, ++u;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
-    return buf;
-}
-
-std::string one_line(const std::string& text) {
-    std::string s;
-    for (char c : text) s += c == '\n' ? std::string("\\n") : c == '\t' ? std::string("\\t") : std::string(1, c);
-    return s;
-}
 
 // Least-squares slope of y against x (ms per position).
 double slope(const std::vector<double>& x, const std::vector<double>& y) {
