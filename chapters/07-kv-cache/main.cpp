@@ -9,10 +9,11 @@
 // batches, and why temperature 0 stops being deterministic once prompts share a batch.
 //
 // Library code this chapter introduces: KvCache, kv_cache_bytes, reorder_rows,
-// cached_attention_step, gpt2_decode_bytes, decode_roofline_ms (kv_cache.hpp); Gpt2::prefill, Gpt2::decode, decode_weight_bytes
-// (model.hpp); matvec, attend, gemm, measure_read_bandwidth (kernels.hpp); cached_logits,
-// generate_cached, generate_batch (cached.hpp); the loop's NextLogits seam (generate.hpp);
-// with_commas, human_bytes (terminal.hpp).
+// cached_attention_step (kv_cache.hpp); Gpt2::prefill, Gpt2::decode, Gpt2::decode_weight_bytes
+// (gpt2.hpp); matvec, attend, gemm (kernels.hpp); gpt2_decode_bytes, decode_roofline_ms,
+// measure_read_bandwidth (roofline.hpp); cached_logits, generate_cached, generate_batch
+// (cached_loops.hpp); the loop's NextLogits seam (generate.hpp); with_commas, human_bytes
+// (terminal.hpp).
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -70,9 +71,15 @@ const char* const kLongText =
 double slope(const std::vector<double>& x, const std::vector<double>& y) {
     const double n = static_cast<double>(x.size());
     double mx = 0, my = 0;
-    for (size_t i = 0; i < x.size(); ++i) mx += x[i] / n, my += y[i] / n;
+    for (size_t i = 0; i < x.size(); ++i) {
+        mx += x[i] / n;
+        my += y[i] / n;
+    }
     double sxy = 0, sxx = 0;
-    for (size_t i = 0; i < x.size(); ++i) sxy += (x[i] - mx) * (y[i] - my), sxx += (x[i] - mx) * (x[i] - mx);
+    for (size_t i = 0; i < x.size(); ++i) {
+        sxy += (x[i] - mx) * (y[i] - my);
+        sxx += (x[i] - mx) * (x[i] - mx);
+    }
     return sxx > 0 ? sxy / sxx : 0.0;
 }
 
@@ -115,9 +122,7 @@ double prefill_flops(const ModelConfig& m, double T, double start) {
     return 2 * matrices * T + 4 * C * L * attended + 2.0 * m.vocab_size * C;
 }
 
-// Floats a GPT-2 decode step reads, from its shape (Gpt2::decode_weight_bytes counts the same for
-// a loaded model): the token table (also the lm_head), one row of the position table, ln_f, and per
-// block the four matrices (12 C^2) and the LayerNorm and bias vectors (13 C).
+// One prompt timed in its two phases: prefill (time to first token), decode (time per output token).
 struct Phases {
     size_t prompt_tokens = 0;
     double prefill_ms = 0;  // best of the repeats: time to first token
@@ -151,21 +156,28 @@ Phases measure_phases(const Gpt2& model, const std::vector<int>& prompt, int new
 
 // ---------------------------------------------------------------------- part 6: T = 0 in a batch
 
-struct Top2 {
-    int best = 0;
-    double gap = 0;  // top-1 minus top-2 logit
+// Greedy's pick and its margin over the runner-up: a step whose margin is smaller than what
+// another order of additions changes in the logits can pick another token in a batch.
+struct ArgmaxGap {
+    int best = 0;    // the argmax
+    double gap = 0;  // the best logit minus the second best
 };
 
-Top2 top2(const float* z, size_t n) {
-    size_t a = 0, b = 1;
-    if (z[b] > z[a]) std::swap(a, b);
+// argmax over n raw logits (a row of the cache's logits) that also keeps the second best.
+ArgmaxGap argmax_with_gap(const float* z, size_t n) {
+    size_t best = 0, second = 1;
+    if (z[second] > z[best]) std::swap(best, second);
     for (size_t i = 2; i < n; ++i) {
-        if (z[i] > z[a]) b = a, a = i;
-        else if (z[i] > z[b]) b = i;
+        if (z[i] > z[best]) {
+            second = best;
+            best = i;
+        } else if (z[i] > z[second]) {
+            second = i;
+        }
     }
     // ties go to the lowest id, as argmax does
-    if (z[a] == z[b] && b < a) std::swap(a, b);
-    return {static_cast<int>(a), static_cast<double>(z[a]) - z[b]};
+    if (z[best] == z[second] && second < best) std::swap(best, second);
+    return {static_cast<int>(best), static_cast<double>(z[best]) - z[second]};
 }
 
 // Every prompt's greedy path decoded alone (one row), with the logits of every decode step.
@@ -186,7 +198,7 @@ AlonePath decode_alone(const Gpt2& model, const std::vector<int>& prompt, int st
         model.decode({path.tokens.back()}, {0}, cache);
         const float* z = cache.logits().data();
         path.z.emplace_back(z, z + V);
-        path.tokens.push_back(top2(z, V).best);
+        path.tokens.push_back(argmax_with_gap(z, V).best);
     }
     return path;
 }
@@ -230,12 +242,21 @@ BatchComparison compare_in_batch(const Gpt2& model, const std::vector<AlonePath>
             for (size_t i = 0; i < V; ++i) diff = std::max(diff, std::fabs(static_cast<double>(alone[i]) - in_batch[i]));
             c.max_diff = std::max(c.max_diff, diff);
             ++c.steps;
-            const Top2 a = top2(alone.data(), V), b = top2(in_batch, V);
-            if (a.gap < c.closest_gap) c.closest_gap = a.gap, c.closest_prompt = r, c.closest_step = s;
+            const ArgmaxGap a = argmax_with_gap(alone.data(), V);
+            const ArgmaxGap b = argmax_with_gap(in_batch, V);
+            if (a.gap < c.closest_gap) {
+                c.closest_gap = a.gap;
+                c.closest_prompt = r;
+                c.closest_step = s;
+            }
             if (a.best != b.best && !c.flipped) {
                 c.flipped = true;
-                c.flip_prompt = r, c.flip_step = s, c.alone_token = a.best, c.batch_token = b.best;
-                c.flip_gap = a.gap, c.flip_diff = diff;
+                c.flip_prompt = r;
+                c.flip_step = s;
+                c.alone_token = a.best;
+                c.batch_token = b.best;
+                c.flip_gap = a.gap;
+                c.flip_diff = diff;
             }
         }
     }
@@ -263,7 +284,10 @@ void report_exercises() {
     const auto show = [](const Vec& v) {
         std::string s = "[";
         char buf[32];
-        for (size_t j = 0; j < v.size(); ++j) std::snprintf(buf, sizeof buf, "%s%.4f", j ? ", " : "", v(j)), s += buf;
+        for (size_t j = 0; j < v.size(); ++j) {
+            std::snprintf(buf, sizeof buf, "%s%.4f", j ? ", " : "", v(j));
+            s += buf;
+        }
         return s + "]";
     };
     print_exercise_status(course_exercise("your_cached_attention_step"), a, same,
@@ -522,8 +546,14 @@ int main(int argc, char** argv) {
                 csv_rows.push_back({k == 0 ? "batch_matvec_tokens_per_s" : "batch_gemm_tokens_per_s",
                                     {static_cast<double>(B), rate[k]}});
             }
-            if (B == 1) mv1 = rate[0], gemm1 = rate[1];
-            if (B == 16) mv16 = rate[0], gemm16 = rate[1];
+            if (B == 1) {
+                mv1 = rate[0];
+                gemm1 = rate[1];
+            }
+            if (B == 16) {
+                mv16 = rate[0];
+                gemm16 = rate[1];
+            }
             std::printf("  %5zu %11d %16.0f %10.2f %16.0f %10.2f %12.2f  %s\n", B, tokens_for(B), rate[0], rate[0] / mv1,
                         rate[1], rate[1] / gemm1, rate[1] / rate[0], B >= kGemmFromRows ? "GEMM" : "matvec");
         }
@@ -551,13 +581,11 @@ int main(int argc, char** argv) {
         std::printf("  largest logit difference, alone against in the batch, over %ld steps: %.3g (Fast)\n", fast.steps,
                     fast.max_diff);
         if (fast.flipped) {
-            const AlonePath& p = paths[fast.flip_prompt];
             std::printf("  a flip: \"%s\" step %d: alone greedy picks %s, in the batch %s; the top-2 gap alone is %.3g,\n"
                         "  smaller than that step's difference %.3g. From there the two texts differ.\n",
                         kPrompts[fast.flip_prompt].c_str(), fast.flip_step,
                         visible_token(tok.token_bytes(fast.alone_token)).c_str(),
                         visible_token(tok.token_bytes(fast.batch_token)).c_str(), fast.flip_gap, fast.flip_diff);
-            (void)p;
         } else {
             std::printf("  no flip in this search: the smallest top-2 gap of the %ld steps was %.3g (\"%s\", step %d),\n"
                         "  %.0fx the largest difference. A step whose two best logits are closer than the difference\n"
