@@ -9,7 +9,7 @@
 // engines' scores (Hugging Face and vLLM) disagreeing.
 //
 // Library code this chapter introduces: beam_step, beam_score, beam_search_done, beam_search,
-// log_softmax (beam_search.hpp).
+// log_softmax (beam_search.hpp); one_line (terminal.hpp).
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -127,12 +127,6 @@ private:
     NextLogProbs rows_of_;
     std::map<std::vector<int>, Vec> seen_;
 };
-
-std::string one_line(const std::string& text) {
-    std::string s;
-    for (char c : text) s += c == '\n' ? std::string("\\n") : c == '\t' ? std::string("\\t") : std::string(1, c);
-    return s;
-}
 
 void print_hypotheses(const std::vector<Hypothesis>& hyps) {
     for (size_t i = 0; i < hyps.size(); ++i)

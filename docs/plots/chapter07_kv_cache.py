@@ -2,7 +2,8 @@
 from `chapter-07 --csv` (run while the site is built).
 
 Runs the chapter binary found on PATH (docs/conf.py puts the build folder first). Its CSV has
-columns series, x, y (see the --csv block of chapters/07-kv-cache/main.cpp):
+columns series, x, y (chapters/07-kv-cache/: main.cpp writes it, naive_vs_cached.cpp and batches.cpp
+make the rows):
   naive_ms / cached_ms: x = tokens before the step, y = milliseconds of that step (part 1);
   batch_matvec_tokens_per_s / batch_gemm_tokens_per_s: x = batch size, y = decode tokens/s (part 5).
 Timings are real, so they wobble on a busy machine.
@@ -26,8 +27,9 @@ series = chapter07_series(NEW_TOKENS)
 needed = ["naive_ms", "cached_ms", "batch_matvec_tokens_per_s", "batch_gemm_tokens_per_s"]
 missing = [name for name in needed if not series.get(name)]
 if missing:
-    raise RuntimeError(f"chapter-07 --csv wrote no rows for {missing}; if its --csv block "
-                       "(chapters/07-kv-cache/main.cpp) changed, update docs/plots/chapter07_kv_cache.py")
+    raise RuntimeError(f"chapter-07 --csv wrote no rows for {missing}; if its --csv rows "
+                       "(chapters/07-kv-cache/naive_vs_cached.cpp, batches.cpp) changed, "
+                       "update docs/plots/chapter07_kv_cache.py")
 
 fig, (left, right) = plt.subplots(1, 2, constrained_layout=True)
 for name, label, color in [("naive_ms", "naive loop", "C3"),

@@ -1,4 +1,5 @@
-// Chapters 00 and 02: drawing in the terminal, and the coin behind each sampled token.
+// Chapters 00, 02, 05 and 07: drawing in the terminal, the coin behind each sampled token, and
+// text, numbers and byte counts made printable.
 #include "decodebook/course/terminal.hpp"
 
 #include <algorithm>
@@ -82,6 +83,38 @@ void print_distribution(const xt::xtensor<float, 1>& probs, const Tokenizer& tok
         const double p = probs(static_cast<size_t>(id));
         std::printf("    %-14s %6.3f  %s\n", visible_token(tok.token_bytes(id)).c_str(), p, bar(p, scale_max, 40).c_str());
     }
+}
+
+std::string one_line(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        if (c == '\n') out += "\\n";
+        else if (c == '\t') out += "\\t";
+        else out += c;
+    }
+    return out;
+}
+
+std::string with_commas(uint64_t n) {
+    const std::string digits = std::to_string(n);
+    std::string out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string human_bytes(double bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) {
+        bytes /= 1024;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
+    return buf;
 }
 
 }  // namespace decodebook

@@ -1,6 +1,7 @@
 #pragma once
 /// @file course/terminal.hpp
-/// @brief Drawing in the terminal: token text, step tables (chapter 00), bars and distributions (chapter 02).
+/// @brief Drawing in the terminal: token text, step tables (chapter 00), bars and distributions (chapter 02),
+/// text on one line (chapter 05), numbers and byte counts (chapter 07).
 #include <cstdint>
 #include <functional>
 #include <ostream>
@@ -33,5 +34,18 @@ std::string bar(double value, double max, int width);
 /// Print the `n` most likely tokens of `probs` as rows "token  p  ####", scaled to `scale_max`
 /// (pass the same value for pictures you want to compare). Introduced in chapter 02.
 void print_distribution(const xt::xtensor<float, 1>& probs, const Tokenizer& tok, size_t n, double scale_max);
+
+/// `text` on one line: each newline shown as `\n` and each tab as `\t`, every other byte as it
+/// is (visible_token also quotes the text and shows invalid UTF-8). Introduced in chapter 05.
+std::string one_line(const std::string& text);
+
+/// `n` in decimal with a comma between groups of three digits: 8692992 gives "8,692,992".
+/// Introduced in chapter 07.
+std::string with_commas(uint64_t n);
+
+/// A byte count in binary units (1 KiB = 1024 bytes): below 1 KiB "N bytes", else two decimals
+/// of KiB, MiB, GiB or TiB, the largest unit the count reaches: 1572864 gives "1.50 MiB".
+/// Introduced in chapter 07.
+std::string human_bytes(double bytes);
 
 }  // namespace decodebook
