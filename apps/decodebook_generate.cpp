@@ -38,10 +38,9 @@ struct Display {
 
 // Generate one continuation, streaming it; throws Error if the request is refused.
 void run(const Session& session, const GenerationConfig& config, const Display& display, const std::string& prompt) {
-    const LogitsChain chain(config);  // validates the config before any output
-    if (display.show_chain) std::cout << "chain: " << chain.describe() << "\n";
     const std::vector<int> ids = session.tokenizer.encode(prompt);
-    check_generation_request(session.model.config(), ids, {config.max_new_tokens, -1});
+    check_request(session.model.config(), ids, config);  // config, prompt and EOS ids, before any output
+    if (display.show_chain) std::cout << "chain: " << LogitsChain(config).describe() << "\n";
     if (config.num_beams > 1) {  // beam search: its own loop (chapter 05), nothing to stream
         const auto start = std::chrono::steady_clock::now();
         const std::vector<Hypothesis> hyps = beam_search_cached(session.model, session.tokenizer, ids, config);

@@ -267,6 +267,49 @@ TEST_CASE("a step where no token is left names the processor and never says loos
     CHECK_THROWS_WITH(none.distribution(z, context), Catch::Contains("the constraint 'dead_state' allows no token here"));
 }
 
+TEST_CASE("append_token is the one step a loop takes for each chosen token", "[generate][append]") {
+    const ModelConfig& mc = model().config();
+    const size_t V = static_cast<size_t>(mc.vocab_size);
+    const std::vector<int> prompt = tokenizer().encode("The");
+    xt::xtensor<float, 1> logits = xt::zeros<float>({V});
+    logits(5) = 2.0f;
+    GenerationConfig c;
+    c.max_new_tokens = 3;
+    GenerationState s(mc, &tokenizer(), prompt, c, check_request(mc, prompt, c));
+    CHECK(s.context().step == 0);
+    CHECK_FALSE(append_token(s, 5, logits, 1.5));
+    REQUIRE(s.out.steps.size() == 1u);
+    CHECK(s.out.steps[0].context_length == static_cast<int>(prompt.size()));  // the prompt was fed
+    CHECK(s.out.steps[0].logit == 2.0f);
+    CHECK(s.out.steps[0].probability == Approx(softmax(logits)(5)));
+    CHECK(s.context().step == 1);
+    CHECK(s.context().generated.size() == 1u);
+    CHECK_THROWS_WITH(append_token(s, mc.vocab_size, logits, 0), Catch::Contains("outside the vocabulary"));
+    CHECK(s.out.ids.size() == 1u);  // refused before it was appended
+    CHECK_FALSE(append_token(s, 6, logits, 0));
+    CHECK(append_token(s, 7, logits, 0) == FinishReason::Length);
+    CHECK(s.out.finish_reason == FinishReason::Length);
+    CHECK(s.out.stopped_by == "max_new_tokens(3)");
+    CHECK(s.out.text == tokenizer().decode({5, 6, 7}));
+    // EOS ends with reason eos; a callback's Stop ends with reason callback
+    GenerationState e(mc, &tokenizer(), prompt, c, {mc.eos_token_id});
+    CHECK(append_token(e, mc.eos_token_id, logits, 0) == FinishReason::Eos);
+    GenerationState cb(mc, &tokenizer(), prompt, c, {mc.eos_token_id});
+    const StepObserver stop = [](const StepRecord&) { return StepAction::Stop; };
+    CHECK(append_token(cb, 5, logits, 0, stop) == FinishReason::Callback);
+    CHECK(cb.out.stopped_by == "callback");
+    // the last token cuts a UTF-8 character: the end flushes it as U+FFFD
+    int lead = -1;
+    for (int id = 0; id < mc.vocab_size && lead < 0; ++id)
+        if (tokenizer().token_bytes(id) == "\xe2") lead = id;
+    REQUIRE(lead >= 0);
+    c.max_new_tokens = 1;
+    GenerationState cut(mc, &tokenizer(), prompt, c, {mc.eos_token_id});
+    CHECK(append_token(cut, lead, logits, 0) == FinishReason::Length);
+    CHECK(cut.out.text == "\xef\xbf\xbd");
+    CHECK(cut.out.steps.back().text == "\xef\xbf\xbd");
+}
+
 TEST_CASE("bad requests to the general loop are refused before any work", "[generate][errors]") {
     Script s{{1}, {}, {}};
     REQUIRE_THROWS_WITH(generate(model(), tokenizer(), {}, with_length(4), s.sampler()), Catch::Contains("prompt is empty"));

@@ -470,6 +470,23 @@ TEST_CASE("the cache refuses what does not fit with a fix", "[kv][errors]") {
     CHECK(cache.bytes() == kv_cache_bytes(mc.n_layer, 4, mc.n_embd, 4, 2));
 }
 
+TEST_CASE("the cached loops refuse a bad request at their entrance with check_request's message", "[kv][errors]") {
+    const ModelConfig& mc = model().config();
+    GenerationConfig config;
+    config.max_new_tokens = 4;
+    const std::vector<int> empty, too_long(static_cast<size_t>(mc.n_positions), 1);
+    const Sampler pick = greedy;
+    CHECK_THROWS_WITH(generate_cached(model(), tokenizer(), empty, config, pick), Catch::Contains("the prompt is empty"));
+    CHECK_THROWS_WITH(generate_cached(model(), tokenizer(), too_long, config, pick), Catch::Contains("max_new_tokens (4)"));
+    CHECK_THROWS_WITH(generate_batch(model(), &tokenizer(), {{1, 2}, empty}, config, {pick, pick}),
+                      Catch::Contains("the prompt is empty"));
+    config.top_p = 2.0f;
+    CHECK_THROWS_WITH(generate_cached(model(), tokenizer(), {1, 2}, config, pick), Catch::Contains("top_p = 2"));
+    config.top_p = 1.0f;
+    config.eos_token_id = std::vector<int>{mc.vocab_size};
+    CHECK_THROWS_WITH(beam_search_cached(model(), tokenizer(), {1, 2}, config), Catch::Contains("outside the vocabulary"));
+}
+
 TEST_CASE("the vectorised GELU equals the tanh formula in double", "[kv][kernels]") {
     std::vector<float> x;
     for (int i = -4000; i <= 4000; ++i) x.push_back(static_cast<float>(i) / 100.0f);  // -40 .. 40

@@ -65,6 +65,34 @@ TEST_CASE("BPE applies the lowest-rank merge first", "[tokenizer]") {
     CHECK(t.decode({257, ' ', 259}) == "abc <|endoftext|>");
 }
 
+TEST_CASE("the vocabulary table holds every id's bytes and marks <|endoftext|> special", "[tokenizer]") {
+    golden::TempDir dir;
+    write_tiny_tokenizer(dir);
+    const Tokenizer t = Tokenizer::load(dir.path.string());
+    const Vocabulary& v = t.vocabulary();
+    REQUIRE(v.size() == 260);
+    CHECK(v.bytes[97] == "a");
+    CHECK(v.bytes[257] == "abc");
+    CHECK(v.bytes[32] == " ");
+    CHECK(v.special == std::vector<int>{259});
+    for (int id = 0; id < v.size(); ++id) {
+        INFO("id " << id);
+        CHECK(t.is_special(id) == (id == 259));
+        if (!t.is_special(id)) CHECK(v.bytes[static_cast<size_t>(id)] == t.token_bytes(id));
+    }
+    // the embedded model: 2048 ids, one special (its EOS), no other token's bytes contain its name
+    const Tokenizer& gpt2 = golden::tokenizer();
+    const Vocabulary& g = gpt2.vocabulary();
+    CHECK(g.size() == gpt2.vocab_size());
+    CHECK(g.special == std::vector<int>{gpt2.eot_id()});
+    CHECK(gpt2.is_special(gpt2.eot_id()));
+    CHECK_FALSE(gpt2.is_special(0));
+    // a toy vocabulary needs no tokenizer (chapter 09's tests)
+    const Vocabulary toy{{"a", "b", "ab", "<eos>"}, {3}};
+    CHECK(toy.is_special(3));
+    CHECK_FALSE(toy.is_special(2));
+}
+
 TEST_CASE("unknown token ids are rejected with the valid range", "[tokenizer][errors]") {
     golden::TempDir dir;
     write_tiny_tokenizer(dir);

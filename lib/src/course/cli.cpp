@@ -13,6 +13,7 @@
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
+#include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/base/error.hpp"
 #include "decodebook/model/kernels.hpp"
@@ -214,7 +215,7 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
 Session open_session(const CommandLine& cl) {
     Session s{Gpt2::load(cl.model_dir), Tokenizer::load(cl.model_dir), {}, cl.config};
     s.prompt = s.tokenizer.encode(cl.prompt);
-    check_generation_request(s.model.config(), s.prompt, {cl.config.max_new_tokens, -1});
+    check_request(s.model.config(), s.prompt, cl.config);  // the one place a request is refused
     const long room = static_cast<long>(s.model.config().n_positions) - cl.lookahead;
     if (cl.lookahead > 0 && static_cast<long>(s.prompt.size()) > room) {
         throw Error("the prompt has " + std::to_string(s.prompt.size()) + " tokens, but " + cl.program +

@@ -11,6 +11,7 @@
 #include "decodebook/base/error.hpp"
 #include "decodebook/sampling/sampling.hpp"
 #include "decodebook/model/tokenizer.hpp"
+#include "generate_checked.hpp"
 
 namespace decodebook {
 namespace {
@@ -50,9 +51,10 @@ NextLogits cached_logits(const Gpt2& model, KvCache& cache, size_t row) {
 
 Generation generate_cached(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<int>& prompt,
                            const GenerationConfig& config, const Sampler& sample, const StepObserver& on_step) {
-    check_request(model.config(), prompt, config);  // before the cache is sized from the request
+    const std::vector<int> eos_ids = check_request(model.config(), prompt, config);  // before the cache is sized from it
     KvCache cache(model.config(), 1, capacity_for(model.config(), prompt.size(), config.max_new_tokens));
-    return generate(cached_logits(model, cache), model.config(), tokenizer, prompt, config, sample, on_step);
+    return detail::generate_checked(cached_logits(model, cache), model.config(), tokenizer, prompt, config, eos_ids,
+                                    sample, on_step);
 }
 
 // [ch07:generate-batch]
@@ -72,44 +74,20 @@ std::vector<Generation> generate_batch(const Gpt2& model, const Tokenizer* token
         eos_ids = check_request(mc, p, config);
         longest = std::max(longest, p.size());
     }
-    const StoppingCriteria criteria = stopping_criteria(config, eos_ids);
     const size_t n = prompts.size();
     KvCache cache(mc, n, capacity_for(mc, longest, config.max_new_tokens));
-    std::vector<Generation> out(n);
-    std::vector<std::unique_ptr<TextStream>> streams;
-    for (size_t i = 0; i < n; ++i) streams.push_back(make_text_stream(config));
+    std::vector<GenerationState> states;  // one per row
+    states.reserve(n);
+    for (size_t i = 0; i < n; ++i) states.emplace_back(mc, tokenizer, prompts[i], config, eos_ids);
     BatchStats local;
     BatchStats& st = stats ? *stats : local;
     st = BatchStats{};
 
-    // Row i takes its token; returns true when row i is done (its criteria fired).
+    // Row i chooses and appends its token; returns true when row i is done (its criteria fired).
     xt::xtensor<float, 1> logits;
-    const auto take = [&](size_t i, int step, double ms) {
-        const int token = samplers[i](logits, DecodeContext{prompts[i], out[i].ids, step, eos_ids});
-        if (token < 0 || token >= mc.vocab_size) {
-            throw Error("the sampler returned token id " + std::to_string(token) + ", outside the vocabulary",
-                        "a sampler must return an index into the logits it was given");
-        }
-        out[i].ids.push_back(token);
-        StepRecord record{step, static_cast<int>(prompts[i].size() + out[i].ids.size()) - 1, token,
-                          logits(static_cast<size_t>(token)), softmax(logits)(static_cast<size_t>(token)), ms,
-                          tokenizer ? streams[i]->push(tokenizer->token_bytes(token)) : std::string()};
-        out[i].text += record.text;
-        std::optional<FinishReason> reason;
-        for (const StoppingCriterion& c : criteria) {
-            if ((reason = c.check({out[i].ids, out[i].text, *streams[i]}))) {
-                out[i].stopped_by = c.name;
-                break;
-            }
-        }
-        out[i].steps.push_back(std::move(record));
-        if (!reason) return false;
-        const std::string tail = streams[i]->flush();
-        out[i].steps.back().text += tail;
-        out[i].text += tail;
-        out[i].finish_reason = *reason;
-        out[i].matched_stop = streams[i]->matched_stop().value_or("");
-        return true;
+    const auto take = [&](size_t i, double ms) {
+        const int token = samplers[i](logits, states[i].context());
+        return append_token(states[i], token, logits, ms).has_value();
     };
 
     // prefill: each prompt into its own row, and its first token
@@ -119,14 +97,14 @@ std::vector<Generation> generate_batch(const Gpt2& model, const Tokenizer* token
     for (size_t i = 0; i < n; ++i) {
         const auto t0 = Clock::now();
         logits = model.prefill(prompts[i], cache, i);
-        if (!take(i, 0, ms_since(t0))) {
+        if (!take(i, ms_since(t0))) {
             rows.push_back(i);
-            tokens.push_back(out[i].ids.back());
+            tokens.push_back(states[i].out.ids.back());
         }
     }
     st.prefill_ms = ms_since(start);
     // decode: one call per step for every row still going; a finished row leaves the batch
-    for (int step = 1; !rows.empty(); ++step) {
+    while (!rows.empty()) {
         const auto t0 = Clock::now();
         model.decode(tokens, rows, cache, kernels);
         const double ms = ms_since(t0);
@@ -138,14 +116,16 @@ std::vector<Generation> generate_batch(const Gpt2& model, const Tokenizer* token
         std::vector<int> next_tokens;
         for (size_t b = 0; b < rows.size(); ++b) {
             copy_logits(cache, b, logits);
-            if (!take(rows[b], step, ms)) {
+            if (!take(rows[b], ms)) {
                 next_rows.push_back(rows[b]);
-                next_tokens.push_back(out[rows[b]].ids.back());
+                next_tokens.push_back(states[rows[b]].out.ids.back());
             }
         }
         rows.swap(next_rows);
         tokens.swap(next_tokens);
     }
+    std::vector<Generation> out;
+    for (GenerationState& s : states) out.push_back(std::move(s.out));
     return out;
 }
 // [/ch07:generate-batch]

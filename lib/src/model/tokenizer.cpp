@@ -88,7 +88,7 @@ Tokenizer Tokenizer::load(const std::string& model_dir) {
     const std::vector<std::string> symbols = gpt2_byte_symbols();
     std::unordered_map<std::string, unsigned char> symbol_byte;
     for (int b = 0; b < 256; ++b) symbol_byte[symbols[b]] = static_cast<unsigned char>(b);
-    t.bytes_.assign(vocab.size(), std::string());
+    t.vocab_.bytes.assign(vocab.size(), std::string());
     std::vector<bool> seen(vocab.size(), false);
     std::unordered_map<std::string, int> id_of;
     for (const auto& [token, id_json] : vocab.items()) {
@@ -102,7 +102,8 @@ Tokenizer Tokenizer::load(const std::string& model_dir) {
         id_of[token] = id;
         if (token == kEndOfText) {
             t.eot_id_ = id;
-            t.bytes_[static_cast<size_t>(id)] = token;
+            t.vocab_.bytes[static_cast<size_t>(id)] = token;
+            t.vocab_.special = {id};
             continue;
         }
         std::string raw;
@@ -116,7 +117,7 @@ Tokenizer Tokenizer::load(const std::string& model_dir) {
             raw += static_cast<char>(it->second);
             i += step.length;
         }
-        t.bytes_[static_cast<size_t>(id)] = raw;
+        t.vocab_.bytes[static_cast<size_t>(id)] = raw;
     }
     for (int b = 0; b < 256; ++b) {
         const auto it = id_of.find(symbols[b]);
@@ -178,7 +179,7 @@ const std::string& Tokenizer::token_bytes(int id) const {
                         std::to_string(vocab_size() - 1) + ")",
                     "use ids produced by this model's tokenizer");
     }
-    return bytes_[static_cast<size_t>(id)];
+    return vocab_.bytes[static_cast<size_t>(id)];
 }
 
 std::string Tokenizer::decode(const std::vector<int>& ids) const {

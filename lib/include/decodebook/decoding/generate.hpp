@@ -14,6 +14,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -53,9 +54,40 @@ struct Generation {
     std::vector<StepRecord> steps;                    ///< one record per token, with its text
 };
 
-/// Check a request before any work, for the general loop and every later loop: the config
-/// (validate), the prompt against the model (empty, unknown ids, prompt + max_new_tokens beyond
-/// the context), and the EOS ids against the vocabulary. Introduced in chapter 02.
+/// One sequence being generated: what the general loop keeps, and what every loop that chooses
+/// tokens its own way keeps per sequence (generate_batch per row, chapter 08 per accepted token).
+/// Introduced in chapter 02.
+struct GenerationState {
+    /// A fresh state for a checked request (check_request gave `eos_ids`).
+    /// @param tokenizer null: no text (generate_batch without a tokenizer)
+    GenerationState(const ModelConfig& model, const Tokenizer* tokenizer, std::span<const int> prompt,
+                    const GenerationConfig& config, const std::vector<int>& eos_ids);
+    const Tokenizer* tokenizer;            ///< bytes of each token (null: no text)
+    int vocab_size;                        ///< ids must be below it
+    std::span<const int> prompt;           ///< the prompt (a view: the caller keeps it)
+    std::vector<int> eos_ids;              ///< what min_new_tokens masks and EOS stops at
+    StoppingCriteria criteria;             ///< the config's, in order
+    std::unique_ptr<TextStream> stream;    ///< bytes in, printable text out
+    Generation out;                        ///< the result so far
+    /// The context a sampler sees for the next token (views of this state: valid until the next append).
+    DecodeContext context() const;
+};
+
+/// The one step every loop takes when it has chosen a token: check the id is in the vocabulary,
+/// append it, record its StepRecord (its logit and softmax probability under `logits`, `ms`, the
+/// text it released), check the stopping criteria, tell `on_step`, and at the end flush the text
+/// the stream held back. Introduced in chapter 02.
+/// @param logits (V) the raw logits the token was chosen from
+/// @return why the generation ended with this token, or nothing
+/// @throws Error when the token is outside the vocabulary.
+std::optional<FinishReason> append_token(GenerationState& state, int token, const xt::xtensor<float, 1>& logits,
+                                         double ms, const StepObserver& on_step = {});
+
+/// Check a request before any work: the one place a request is refused. Each public loop calls
+/// it once at its entrance (generate, generate_cached, generate_batch, beam_search) and what it
+/// calls inside assumes a checked request. It checks the config (validate), the prompt against
+/// the model (empty, unknown ids, prompt + max_new_tokens beyond the context), and the EOS ids
+/// against the vocabulary. Introduced in chapter 02.
 /// @return the EOS ids the generation stops at (resolve_eos_ids)
 /// @throws Error naming the problem and the fix.
 std::vector<int> check_request(const ModelConfig& model, const std::vector<int>& prompt, const GenerationConfig& config);

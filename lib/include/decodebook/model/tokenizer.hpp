@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "decodebook/base/vocabulary.hpp"
+
 namespace decodebook {
 
 /// Text to token ids and back, exactly as GPT-2 does it.
@@ -37,16 +39,23 @@ public:
     /// Token ids to raw bytes (not necessarily valid UTF-8). Introduced in chapter 00.
     std::string decode(const std::vector<int>& ids) const;
     /// Number of ids. Introduced in chapter 00.
-    int vocab_size() const { return static_cast<int>(bytes_.size()); }
+    int vocab_size() const { return vocab_.size(); }
     /// Id of `<|endoftext|>`, or -1 if the vocabulary has none. Introduced in chapter 00.
+    /// (The tokenizer's own end-of-text token; the id a generation stops at is the model
+    /// config's `eos_token_id`, which a model may set to another id.)
     int eot_id() const { return eot_id_; }
+    /// Every id's bytes and the special ids (`<|endoftext|>`): what chapter 09's token masks
+    /// walk. Introduced in chapter 07.
+    const Vocabulary& vocabulary() const { return vocab_; }
+    /// Whether `id` is a special token (never text). Introduced in chapter 07.
+    bool is_special(int id) const { return vocab_.is_special(id); }
 
 private:
     Tokenizer();
     std::vector<int> bpe(std::string_view piece) const;
     void pretokenize(std::string_view text, std::vector<int>& out) const;
 
-    std::vector<std::string> bytes_;             // id -> raw bytes
+    Vocabulary vocab_;                           // id -> raw bytes, and the special ids
     int byte_id_[256] = {};                      // byte -> id of its single-byte token
     std::map<std::pair<int, int>, std::pair<int, int>> merges_;  // (left, right) -> (rank, merged)
     int eot_id_ = -1;
