@@ -23,14 +23,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decodebook/course/cli.hpp"
-#include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/base/error.hpp"
+#include "decodebook/course/cli.hpp"
+#include "decodebook/course/random_model.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/kernels.hpp"
 #include "decodebook/model/kv_cache.hpp"
 #include "decodebook/model/roofline.hpp"
-#include "decodebook/model/gpt2.hpp"
-#include "decodebook/course/random_model.hpp"
 
 using namespace decodebook;
 namespace fs = std::filesystem;

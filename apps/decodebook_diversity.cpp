@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "decodebook/course/cli.hpp"
 #include "decodebook/base/error.hpp"
-#include "decodebook/decoding/generate.hpp"
+#include "decodebook/course/cli.hpp"
 #include "decodebook/course/metrics.hpp"
+#include "decodebook/decoding/generate.hpp"
 
 using namespace decodebook;
 

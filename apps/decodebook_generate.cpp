@@ -1,4 +1,4 @@
-// decodebook-generate: every decoding parameter of chapters 00-05 on the command line.
+// decodebook-generate: every decoding parameter of chapters 00-07 on the command line, on the KV cache.
 //
 //   decodebook-generate --prompt "The best way to" --temperature 0.8 --top-p 0.9 --seed 7 --show-chain
 //   decodebook-generate --interactive          (a REPL that keeps its settings between prompts)
@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "decodebook/base/error.hpp"
+#include "decodebook/course/cli.hpp"
+#include "decodebook/course/terminal.hpp"
 #include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/decoding/cached_loops.hpp"
-#include "decodebook/decoding/sampler.hpp"
-#include "decodebook/course/cli.hpp"
-#include "decodebook/base/error.hpp"
 #include "decodebook/decoding/generate.hpp"
-#include "decodebook/course/terminal.hpp"
+#include "decodebook/decoding/sampler.hpp"
 
 using namespace decodebook;
 
@@ -70,8 +70,13 @@ void run(const Session& session, const GenerationConfig& config, const Display& 
 
 void repl(const Session& session, GenerationConfig config, Display display) {
     std::cout << "decodebook-generate interactive. Type a prompt, or :set NAME VALUE, :show, :help, :quit\n";
+    // the prompt, then a line: until the input ends
+    const auto next_line = [](std::string& line) {
+        std::cout << "> " << std::flush;
+        return static_cast<bool>(std::getline(std::cin, line));
+    };
     std::string line;
-    while (std::cout << "> " << std::flush, std::getline(std::cin, line)) {
+    while (next_line(line)) {
         if (line.empty()) continue;
         try {
             if (line == ":quit" || line == ":q") break;
@@ -109,7 +114,7 @@ void repl(const Session& session, GenerationConfig config, Display display) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    ProgramInfo info{"decodebook-generate", "Generate text with every decoding parameter of chapters 00-05.",
+    ProgramInfo info{"decodebook-generate", "Generate text with every decoding parameter of chapters 00-07.",
                      "The best way to"};
     info.defaults.max_new_tokens = 48;
     info.knob_groups = kAllKnobs;

@@ -7,11 +7,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decodebook/decoding/sampler.hpp"
 #include "decodebook/decoding/generation_config.hpp"
-#include "decodebook/model/tokenizer.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/decoding/sampler.hpp"
 #include "decodebook/model/gpt2.hpp"
+#include "decodebook/model/tokenizer.hpp"
 
 namespace golden {
 

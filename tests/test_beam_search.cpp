@@ -7,8 +7,8 @@
 #include <map>
 #include <random>
 
-#include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/base/error.hpp"
+#include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "golden.hpp"
 

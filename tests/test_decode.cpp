@@ -4,11 +4,11 @@
 #include <cmath>
 #include <numeric>
 
-#include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/base/error.hpp"
-#include "decodebook/course/metrics.hpp"
-#include "decodebook/model/tokenizer.hpp"
 #include "decodebook/base/utf8.hpp"
+#include "decodebook/course/metrics.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/model/tokenizer.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

@@ -4,14 +4,14 @@
 
 #include <memory>
 
-#include "decodebook/decoding/sampler.hpp"
 #include "decodebook/base/error.hpp"
-#include "decodebook/decoding/generate.hpp"
-#include "decodebook/decoding/generation_config.hpp"
-#include "decodebook/sampling/sampling.hpp"
 #include "decodebook/base/utf8.hpp"
 #include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/decoding/cached_loops.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/generation_config.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/sampling/sampling.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

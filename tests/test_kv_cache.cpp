@@ -6,8 +6,8 @@
 #include <cmath>
 #include <random>
 
-#include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/base/error.hpp"
+#include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/model/kernels.hpp"
 #include "decodebook/model/kv_cache.hpp"
 #include "decodebook/model/roofline.hpp"

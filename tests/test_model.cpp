@@ -5,8 +5,8 @@
 #include <cmath>
 
 #include "decodebook/base/error.hpp"
-#include "decodebook/model/gpt2.hpp"
 #include "decodebook/course/random_model.hpp"
+#include "decodebook/model/gpt2.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

@@ -8,10 +8,10 @@
 #include <limits>
 #include <sstream>
 
-#include "decodebook/model/config.hpp"
 #include "decodebook/base/error.hpp"
-#include "decodebook/model/gpt2.hpp"
 #include "decodebook/course/random_model.hpp"
+#include "decodebook/model/config.hpp"
+#include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/safetensors.hpp"
 #include "golden.hpp"
 

@@ -8,12 +8,12 @@
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
 
-#include "decodebook/decoding/sampler.hpp"
 #include "decodebook/base/error.hpp"
-#include "decodebook/decoding/generate.hpp"
 #include "decodebook/base/rng.hpp"
-#include "decodebook/sampling/sampling.hpp"
 #include "decodebook/course/terminal.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/sampling/sampling.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

@@ -5,9 +5,9 @@
 #include <random>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/utf8.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/stop_strings.hpp"
-#include "decodebook/base/utf8.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decodebook/model/config.hpp"
 #include "decodebook/base/error.hpp"
 #include "decodebook/course/random_model.hpp"
+#include "decodebook/model/config.hpp"
 #include "decodebook/model/tokenizer.hpp"
 #include "golden.hpp"
 

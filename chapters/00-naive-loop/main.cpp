@@ -7,8 +7,9 @@
 // one step at growing context lengths: each step re-reads the whole prefix, so a step costs in
 // proportion to the positions it computes, and the whole loop O(n^2).
 //
-// Library code this chapter introduces: Gpt2::forward (model.hpp), Tokenizer (tokenizer.hpp),
-// last_position_logits and generate_naive (decode.hpp), Utf8Stream (utf8.hpp).
+// Library code this chapter introduces: Gpt2::forward (model/gpt2.hpp), Tokenizer
+// (model/tokenizer.hpp), last_position_logits and generate_naive (decoding/naive_loop.hpp),
+// Utf8Stream (base/utf8.hpp).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,17 +18,17 @@
 #include <string>
 #include <vector>
 
+#include "decodebook/base/error.hpp"
+#include "decodebook/base/utf8.hpp"
 #include "decodebook/course/cli.hpp"
 #include "decodebook/course/csv.hpp"
-#include "decodebook/decoding/naive_loop.hpp"
-#include "decodebook/base/error.hpp"
 #include "decodebook/course/exercise_status.hpp"
-#include "decodebook/exercises.hpp"
-#include "decodebook/model/gpt2.hpp"
 #include "decodebook/course/model_dir.hpp"
 #include "decodebook/course/terminal.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/exercises.hpp"
+#include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
-#include "decodebook/base/utf8.hpp"
 
 using namespace decodebook;
 

@@ -6,7 +6,7 @@
 //   2. on a long run it falls into a loop, repeating the same few tokens forever;
 //   3. it stops when the model writes <|endoftext|>, and that token stays in the output (as in HF).
 //
-// Library code this chapter introduces: argmax and greedy_generate (decode.hpp).
+// Library code this chapter introduces: argmax and greedy_generate (decoding/naive_loop.hpp).
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -14,15 +14,15 @@
 #include <vector>
 
 #include "decodebook/course/cli.hpp"
-#include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/course/exercise_status.hpp"
+#include "decodebook/course/metrics.hpp"
+#include "decodebook/course/terminal.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/model/gpt2.hpp"
-#include "decodebook/decoding/generate.hpp"
-#include "decodebook/course/metrics.hpp"
-#include "decodebook/sampling/sampling.hpp"
-#include "decodebook/course/terminal.hpp"
 #include "decodebook/model/tokenizer.hpp"
+#include "decodebook/sampling/sampling.hpp"
 
 using namespace decodebook;
 

@@ -10,8 +10,9 @@
 //   4. the Gumbel-max trick drawing from the same distribution as the inverse CDF.
 //
 // Library code this chapter introduces: softmax, apply_temperature, candidate_order,
-// sample_inverse_cdf, sample_gumbel_max (sampling.hpp); Rng (rng.hpp); GenerationConfig and its knob
-// table (generation_config.hpp); LogitsChain (chain.hpp); generate, make_sampler (generate.hpp).
+// sample_inverse_cdf, sample_gumbel_max (sampling/sampling.hpp); Rng (base/rng.hpp);
+// GenerationConfig and its knob table (decoding/generation_config.hpp); LogitsChain, make_sampler
+// (decoding/sampler.hpp); generate (decoding/generate.hpp).
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -19,20 +20,20 @@
 #include <string>
 #include <vector>
 
-#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/base/rng.hpp"
 #include "decodebook/course/cli.hpp"
 #include "decodebook/course/csv.hpp"
-#include "decodebook/decoding/naive_loop.hpp"
-#include "decodebook/base/error.hpp"
 #include "decodebook/course/exercise_status.hpp"
-#include "decodebook/exercises.hpp"
-#include "decodebook/model/gpt2.hpp"
-#include "decodebook/decoding/generate.hpp"
 #include "decodebook/course/metrics.hpp"
 #include "decodebook/course/terminal.hpp"
-#include "decodebook/base/rng.hpp"
-#include "decodebook/sampling/sampling.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/exercises.hpp"
+#include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
+#include "decodebook/sampling/sampling.hpp"
 
 using namespace decodebook;
 

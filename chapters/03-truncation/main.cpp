@@ -11,7 +11,7 @@
 // chain (Hugging Face vs llama.cpp vs vLLM) changes the candidate set.
 //
 // Library code this chapter introduces: apply_top_k, top_p_keep, apply_top_p, min_p_keep,
-// apply_min_p, count_candidates (sampling.hpp); ChainOrder (chain.hpp).
+// apply_min_p, count_candidates (sampling/sampling.hpp); ChainOrder (decoding/generation_config.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,19 +20,19 @@
 #include <string>
 #include <vector>
 
-#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/base/error.hpp"
 #include "decodebook/course/cli.hpp"
 #include "decodebook/course/csv.hpp"
-#include "decodebook/decoding/naive_loop.hpp"
-#include "decodebook/base/error.hpp"
 #include "decodebook/course/exercise_status.hpp"
-#include "decodebook/exercises.hpp"
-#include "decodebook/model/gpt2.hpp"
-#include "decodebook/decoding/generate.hpp"
 #include "decodebook/course/metrics.hpp"
 #include "decodebook/course/terminal.hpp"
-#include "decodebook/sampling/sampling.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/exercises.hpp"
+#include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
+#include "decodebook/sampling/sampling.hpp"
 
 using namespace decodebook;
 

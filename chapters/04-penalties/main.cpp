@@ -10,7 +10,8 @@
 // strength of the penalty matters, and samples with a penalty.
 //
 // Library code this chapter introduces: apply_repetition_penalty, apply_presence_frequency,
-// apply_no_repeat_ngram (sampling.hpp); PenaltyScope (generation_config.hpp); distinct_n (metrics.hpp).
+// apply_no_repeat_ngram (sampling/sampling.hpp); PenaltyScope (decoding/generation_config.hpp);
+// distinct_n (course/metrics.hpp).
 #include <cmath>
 #include <set>
 #include <cstdio>
@@ -18,17 +19,17 @@
 #include <string>
 #include <vector>
 
-#include "decodebook/decoding/sampler.hpp"
 #include "decodebook/course/cli.hpp"
-#include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/course/exercise_status.hpp"
-#include "decodebook/exercises.hpp"
-#include "decodebook/model/gpt2.hpp"
-#include "decodebook/decoding/generate.hpp"
 #include "decodebook/course/metrics.hpp"
 #include "decodebook/course/terminal.hpp"
-#include "decodebook/sampling/sampling.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/exercises.hpp"
+#include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
+#include "decodebook/sampling/sampling.hpp"
 
 using namespace decodebook;
 

@@ -9,7 +9,7 @@
 // engines' scores (Hugging Face and vLLM) disagreeing.
 //
 // Library code this chapter introduces: beam_step, beam_score, beam_search_done, beam_search,
-// log_softmax (beam_search.hpp); one_line (terminal.hpp).
+// log_softmax (decoding/beam_search.hpp); one_line (course/terminal.hpp).
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -20,17 +20,17 @@
 
 #include <xtensor/xview.hpp>
 
-#include "decodebook/decoding/beam_search.hpp"
+#include "decodebook/base/error.hpp"
 #include "decodebook/course/cli.hpp"
 #include "decodebook/course/csv.hpp"
-#include "decodebook/decoding/naive_loop.hpp"
-#include "decodebook/base/error.hpp"
 #include "decodebook/course/exercise_status.hpp"
-#include "decodebook/exercises.hpp"
-#include "decodebook/decoding/generate.hpp"
 #include "decodebook/course/metrics.hpp"
-#include "decodebook/model/gpt2.hpp"
 #include "decodebook/course/terminal.hpp"
+#include "decodebook/decoding/beam_search.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/exercises.hpp"
+#include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
 
 using namespace decodebook;
@@ -92,15 +92,14 @@ struct Measure {
     }
 };
 
-// Beam search on the model with every row remembered: part 4 runs the same search four times
-// (length_penalty changes which finished hypothesis wins, not which beams run), part 6 once more.
-class CachedSearch {
+// Beam search on the model with every log-probability row memoized (not chapter 07's KV cache):
+// part 4 runs the same search four times (length_penalty changes which finished hypothesis wins,
+// not which beams run), part 6 once more.
+class MemoizedSearch {
 public:
-    CachedSearch(const Gpt2& model, const Tokenizer& tok, std::vector<int> prompt, const GenerationConfig& config)
-        : tok_(tok), prompt_(std::move(prompt)), eos_(resolve_eos_ids(config, model.config().eos_token_id)),
-          rows_of_(model_log_probs(model, prompt_, config, eos_)) {
-        check_generation_request(model.config(), prompt_, {config.max_new_tokens, -1});
-    }
+    MemoizedSearch(const Gpt2& model, const Tokenizer& tok, std::vector<int> prompt, const GenerationConfig& config)
+        : tok_(tok), prompt_(std::move(prompt)), eos_(check_request(model.config(), prompt_, config)),
+          rows_of_(model_log_probs(model, prompt_, config, eos_)) {}
     std::vector<Hypothesis> run(const GenerationConfig& config) {
         const NextLogProbs cached = [this](const std::vector<Beam>& beams, int step) {
             std::vector<Vec> rows;
@@ -112,11 +111,7 @@ public:
             return rows;
         };
         std::vector<Hypothesis> hyps = beam_search(cached, eos_, static_cast<int>(prompt_.size()), config);
-        for (Hypothesis& h : hyps) {
-            PlainTextStream stream;
-            for (int id : h.ids) h.text += stream.push(tok_.token_bytes(id));
-            h.text += stream.flush();
-        }
+        fill_texts(hyps, tok_);
         return hyps;
     }
 
@@ -150,7 +145,7 @@ int main(int argc, char** argv) {
         const Session session = open_session(opt);
         const auto& [model, tok, prompt, config] = session;
         const int eos_id = model.config().eos_token_id;
-        CachedSearch search(model, tok, prompt, config);  // the prompt's rows, shared by parts 3, 4 and 6
+        MemoizedSearch search(model, tok, prompt, config);  // the prompt's rows, shared by parts 3, 4 and 6
 
         std::printf("== 1. One beam is greedy ==\n");
         GenerationConfig one = config;

@@ -8,23 +8,24 @@
 // streams, then cuts a real fortune before its attribution with the stop "\n\t\t--", step by step.
 //
 // Library code this chapter introduces: find_stop, stop_holdback, scan_stops, StopStringStream
-// (stop_strings.hpp); make_text_stream returns the StopStringStream when config.stop is set.
+// (decoding/stop_strings.hpp); make_text_stream (decoding/stopping.hpp) returns the
+// StopStringStream when config.stop is set.
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/base/error.hpp"
 #include "decodebook/course/cli.hpp"
 #include "decodebook/course/csv.hpp"
-#include "decodebook/base/error.hpp"
 #include "decodebook/course/exercise_status.hpp"
-#include "decodebook/exercises.hpp"
-#include "decodebook/decoding/generate.hpp"
-#include "decodebook/model/gpt2.hpp"
-#include "decodebook/decoding/stop_strings.hpp"
 #include "decodebook/course/terminal.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/decoding/stop_strings.hpp"
+#include "decodebook/exercises.hpp"
+#include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
 
 using namespace decodebook;

@@ -12,8 +12,8 @@
 // cached_attention_step (kv_cache.hpp); Gpt2::prefill, Gpt2::decode, Gpt2::decode_weight_bytes
 // (gpt2.hpp); matvec, attend, gemm (kernels.hpp); gpt2_decode_bytes, decode_roofline_ms,
 // measure_read_bandwidth (roofline.hpp); cached_logits, generate_cached, generate_batch
-// (cached_loops.hpp); the loop's NextLogits seam (generate.hpp); with_commas, human_bytes
-// (terminal.hpp).
+// (cached_loops.hpp); CachedSequence (cached_sequence.hpp); the loop's NextLogits seam
+// (generate.hpp); with_commas, human_bytes (terminal.hpp).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>

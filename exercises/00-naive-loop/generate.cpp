@@ -3,7 +3,7 @@
 // Contract: continue `prompt` with the model, one token per step, choosing each token with
 // `pick` from the last position's logits, and return only the new tokens.
 //   - Before any work, refuse a bad request the way decodebook::check_generation_request
-//     (decode.hpp) does: it throws decodebook::Error for an empty prompt, unknown ids,
+//     (decoding/naive_loop.hpp) does: it throws decodebook::Error for an empty prompt, unknown ids,
 //     max_new_tokens < 1, or prompt + max_new_tokens beyond the context.
 //   - Stop after stop.max_new_tokens tokens, or right after the token stop.eos_id, which stays
 //     in the output (as in Hugging Face's generate).

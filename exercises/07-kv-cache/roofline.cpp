@@ -5,7 +5,7 @@
 // Return that time in milliseconds for a GPT-2 of this shape (config.vocab_size, config.n_embd,
 // config.n_layer) stored with `bytes_per_weight` bytes per weight, at `bytes_per_second`.
 // Count what one decode step of chapter 07's model reads: every tensor of gpt2_tensor_schema (see
-// model.hpp) once, except the position table wpe, of which a step reads the one row of its
+// model/gpt2.hpp) once, except the position table wpe, of which a step reads the one row of its
 // position. GPT-2 ties its lm_head to wte: wte is read once, not twice.
 // Throw decodebook::Error (problem, fix) when bytes_per_weight < 1, when the bandwidth is not a
 // positive finite number, or when a dimension is negative.

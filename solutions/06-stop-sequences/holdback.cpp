@@ -1,8 +1,8 @@
 // Solution 06.1 - The holdback matcher.
 #include <algorithm>
 
-#include "decodebook/exercises.hpp"
 #include "decodebook/base/utf8.hpp"
+#include "decodebook/exercises.hpp"
 
 namespace decodebook {
 

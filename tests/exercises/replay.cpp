@@ -1,7 +1,7 @@
 #include "replay.hpp"
 
-#include "decodebook/decoding/generate.hpp"
 #include "decodebook/base/rng.hpp"
+#include "decodebook/decoding/generate.hpp"
 #include "golden.hpp"
 
 namespace replay {

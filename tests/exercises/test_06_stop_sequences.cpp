@@ -4,10 +4,10 @@
 #include <cmath>
 #include <random>
 
-#include "decodebook/exercises.hpp"
+#include "decodebook/course/terminal.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/stop_strings.hpp"
-#include "decodebook/course/terminal.hpp"
+#include "decodebook/exercises.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;

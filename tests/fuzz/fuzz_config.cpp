@@ -1,7 +1,7 @@
 // libFuzzer target: load_config on any bytes. A bad config.json must end in decodebook::Error; an
 // accepted one must describe a usable shape.
-#include "decodebook/model/config.hpp"
 #include "decodebook/base/error.hpp"
+#include "decodebook/model/config.hpp"
 #include "fuzz_common.hpp"
 
 #include <cmath>

@@ -13,11 +13,11 @@
 #include <cxxopts.hpp>
 #include <nlohmann/json.hpp>
 
+#include "decodebook/base/error.hpp"
+#include "decodebook/course/model_dir.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
-#include "decodebook/base/error.hpp"
 #include "decodebook/model/kernels.hpp"
-#include "decodebook/course/model_dir.hpp"
 #include "decodebook/model/safetensors.hpp"
 
 namespace decodebook {

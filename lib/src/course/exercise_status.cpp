@@ -1,6 +1,6 @@
 // Chapter 00: how chapters report on your exercises.
-#include "decodebook/exercises.hpp"
 #include "decodebook/course/exercise_status.hpp"
+#include "decodebook/exercises.hpp"
 
 #include <cstdio>
 #include <fstream>

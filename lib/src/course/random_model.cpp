@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "decodebook/base/error.hpp"
-#include "decodebook/model/gpt2.hpp"
 #include "decodebook/base/rng.hpp"
+#include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
 
 namespace decodebook {

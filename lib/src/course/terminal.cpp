@@ -7,12 +7,12 @@
 
 #include <memory>
 
-#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/base/rng.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/generation_config.hpp"
-#include "decodebook/base/rng.hpp"
-#include "decodebook/sampling/sampling.hpp"
+#include "decodebook/decoding/sampler.hpp"
 #include "decodebook/model/tokenizer.hpp"
+#include "decodebook/sampling/sampling.hpp"
 
 #include "decodebook/base/utf8.hpp"
 

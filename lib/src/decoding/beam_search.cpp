@@ -7,9 +7,9 @@
 #include <map>
 #include <memory>
 
-#include "decodebook/decoding/sampler.hpp"
-#include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/base/error.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/decoding/sampler.hpp"
 #include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
 

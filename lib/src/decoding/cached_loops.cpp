@@ -9,8 +9,8 @@
 #include <xtensor/xview.hpp>
 
 #include "decodebook/base/error.hpp"
-#include "decodebook/sampling/sampling.hpp"
 #include "decodebook/model/tokenizer.hpp"
+#include "decodebook/sampling/sampling.hpp"
 #include "generate_checked.hpp"
 
 namespace decodebook {

@@ -6,8 +6,8 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/model/gpt2.hpp"
-#include "decodebook/sampling/sampling.hpp"
 #include "decodebook/model/tokenizer.hpp"
+#include "decodebook/sampling/sampling.hpp"
 #include "generate_checked.hpp"
 
 namespace decodebook {

@@ -1,4 +1,4 @@
-// Chapters 02-04: the knob table. Each decoding parameter is one row here and nowhere else.
+// Chapters 02-06: the knob table. Each decoding parameter is one row here and nowhere else.
 #include "decodebook/decoding/generation_config.hpp"
 
 #include <charconv>
@@ -57,12 +57,6 @@ Enum parse_spelling(const Spelling<Enum> (&table)[N], const std::string& text, c
     for (const auto& s : table)
         if (text == s.text) return s.value;
     throw Error("unknown " + what + " '" + text + "'", "use one of: " + spellings(table));
-}
-
-std::string number_text(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
 }
 
 [[noreturn]] void invalid(const std::string& name, const std::string& flag, const std::string& value,
@@ -131,7 +125,7 @@ Knob number(std::string name, std::string flag, KnobGroup group, std::string hel
             std::function<bool(T)> ok, std::string rule, bool implies_sampling = false) {
     Knob k{name, flag, group, std::move(help), rule, implies_sampling, {}, {}, {}};
     k.get = [member](const GenerationConfig& c) {
-        if constexpr (std::is_same_v<T, float>) return number_text(c.*member);
+        if constexpr (std::is_same_v<T, float>) return knob_number(c.*member);
         else return std::to_string(c.*member);
     };
     const std::string example = k.get(GenerationConfig{});  // the default: valid by construction
@@ -376,6 +370,12 @@ std::vector<int> resolve_eos_ids(const GenerationConfig& config, int model_eos_t
     if (config.eos_token_id) return *config.eos_token_id;
     if (model_eos_token_id < 0) return {};
     return {model_eos_token_id};
+}
+
+std::string knob_number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
 }
 
 }  // namespace decodebook

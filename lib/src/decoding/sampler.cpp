@@ -6,19 +6,13 @@
 #include <memory>
 #include <optional>
 
-#include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/sampling/sampling.hpp"
 
 namespace decodebook {
 namespace {
-
-std::string number(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
-}
 
 // The tokens the repetition penalty sees, by scope.
 std::vector<int> penalty_window(const GenerationConfig& p, const DecodeContext& c) {
@@ -81,14 +75,14 @@ std::optional<Processor> make_stage(Stage stage, const GenerationConfig& p) {
                                       : p.penalty_scope == PenaltyScope::LastN
                                           ? ", last_n=" + std::to_string(p.penalty_last_n)
                                           : ", " + to_string(p.penalty_scope);
-            return Processor{"repetition_penalty(" + number(p.repetition_penalty) + scope + ")",
+            return Processor{"repetition_penalty(" + knob_number(p.repetition_penalty) + scope + ")",
                              [p](xt::xtensor<float, 1>& z, const DecodeContext& c) {
                                  apply_repetition_penalty(z, penalty_window(p, c), p.repetition_penalty);
                              }};
         }
         case Stage::PresenceFrequency:
             if (p.presence_penalty == 0.0f && p.frequency_penalty == 0.0f) return std::nullopt;
-            return Processor{"presence_frequency(" + number(p.presence_penalty) + ", " + number(p.frequency_penalty) + ")",
+            return Processor{"presence_frequency(" + knob_number(p.presence_penalty) + ", " + knob_number(p.frequency_penalty) + ")",
                              [p](xt::xtensor<float, 1>& z, const DecodeContext& c) {
                                  const std::vector<int> output(c.generated.begin(), c.generated.end());
                                  apply_presence_frequency(z, output, p.presence_penalty, p.frequency_penalty);
@@ -103,7 +97,7 @@ std::optional<Processor> make_stage(Stage stage, const GenerationConfig& p) {
                              }};
         case Stage::Temperature:
             if (p.temperature == 1.0f) return std::nullopt;
-            return Processor{"temperature(" + number(p.temperature) + ")",
+            return Processor{"temperature(" + knob_number(p.temperature) + ")",
                              [t = p.temperature](xt::xtensor<float, 1>& z, const DecodeContext&) { apply_temperature(z, t); }};
         case Stage::TopK:
             if (p.top_k <= 0) return std::nullopt;
@@ -115,13 +109,13 @@ std::optional<Processor> make_stage(Stage stage, const GenerationConfig& p) {
             const TopPRule rule = p.order == ChainOrder::LlamaCpp ? TopPRule::LlamaCpp
                                   : p.order == ChainOrder::Vllm   ? TopPRule::Vllm
                                                                   : TopPRule::HuggingFace;
-            return Processor{"top_p(" + number(p.top_p) + ")", [v = p.top_p, keep, rule](xt::xtensor<float, 1>& z, const DecodeContext&) {
+            return Processor{"top_p(" + knob_number(p.top_p) + ")", [v = p.top_p, keep, rule](xt::xtensor<float, 1>& z, const DecodeContext&) {
                                  apply_top_p(z, v, keep, rule);
                              }};
         }
         case Stage::MinP:
             if (p.min_p <= 0.0f) return std::nullopt;
-            return Processor{"min_p(" + number(p.min_p) + ")",
+            return Processor{"min_p(" + knob_number(p.min_p) + ")",
                              [v = p.min_p, keep](xt::xtensor<float, 1>& z, const DecodeContext&) { apply_min_p(z, v, keep); }};
     }
     return std::nullopt;

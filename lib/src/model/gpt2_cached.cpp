@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/kernels.hpp"
 #include "decodebook/model/kv_cache.hpp"
-#include "decodebook/model/gpt2.hpp"
 
 namespace decodebook {
 namespace {

@@ -20,8 +20,8 @@ using Weights = WeightTensor<2>;  // a weight matrix (chapter 07 keeps weights i
 using Gains = WeightTensor<1>;    // a weight vector: a bias or a LayerNorm gain
 
 // Find a tensor by its HF name, with or without the "transformer." prefix, and check its shape.
-template <size_t N>
 // The tensor's memory moves into the result (no copy: loading peaks at one copy of the weights).
+template <size_t N>
 WeightTensor<N> take(TensorMap& tensors, const std::string& name, std::vector<size_t> shape) {
     auto it = tensors.find(name);
     if (it == tensors.end()) it = tensors.find("transformer." + name);
@@ -55,7 +55,7 @@ Matrix linear(const Matrix& x, const Weights& w, const Gains& b) {
 }
 
 // Normalise each row to zero mean and unit variance, then scale and shift.   x: (T, C)
-// (kernels.cpp holds the arithmetic, shared with chapter 07's cached path.)
+// (kernels/elementwise.cpp holds the arithmetic, shared with chapter 07's cached path.)
 Matrix layer_norm(const Matrix& x, const Gains& g, const Gains& b, float eps) {
     Matrix y = Matrix::from_shape({x.shape(0), x.shape(1)});
     layer_norm_rows(x.data(), x.shape(0), x.shape(1), g.data(), b.data(), eps, y.data());
@@ -63,7 +63,7 @@ Matrix layer_norm(const Matrix& x, const Gains& g, const Gains& b, float eps) {
 }
 
 // GPT-2's GELU, the tanh approximation ("gelu_new"), in place:
-//   gelu(v) = 0.5 v (1 + tanh(u)),  u = sqrt(2 / pi) (v + 0.044715 v^3)   (kernels.cpp)
+//   gelu(v) = 0.5 v (1 + tanh(u)),  u = sqrt(2 / pi) (v + 0.044715 v^3)   (kernels/elementwise.cpp)
 void gelu(Matrix& x) { gelu_in_place(x.data(), x.size()); }
 
 // Causal multi-head self-attention on the fused projection.   qkv: (T, 3C) -> (T, C)

@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decodebook/model/config.hpp"
 #include "decodebook/base/error.hpp"
-#include "decodebook/model/gpt2.hpp"
 #include "decodebook/base/files.hpp"
+#include "decodebook/model/config.hpp"
+#include "decodebook/model/gpt2.hpp"
 
 namespace decodebook {
 namespace {

@@ -10,10 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "decodebook/model/config.hpp"
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/files.hpp"
 #include "decodebook/base/utf8.hpp"
+#include "decodebook/model/config.hpp"
 
 namespace decodebook {
 namespace {

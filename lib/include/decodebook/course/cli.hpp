@@ -30,7 +30,7 @@ struct ProgramInfo {
     std::string program;         ///< e.g. "chapter-00"
     std::string title;           ///< one line: what the program shows
     std::string default_prompt;  ///< used when `--prompt` is not given; empty: the program takes no `--prompt`
-    GenerationConfig defaults{};  ///< this program's defaults (chapters 02-04 sample by default)
+    GenerationConfig defaults{};  ///< this program's defaults (chapters 02-04 and 06 sample by default)
     /// The knob groups it accepts: every program takes Length; the greedy chapters 00-01 nothing
     /// else, every later chapter and decodebook-generate all of them.
     std::vector<KnobGroup> knob_groups{KnobGroup::Length};

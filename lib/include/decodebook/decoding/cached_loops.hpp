@@ -8,8 +8,8 @@
 #include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/model/cached_sequence.hpp"
-#include "decodebook/model/kv_cache.hpp"
 #include "decodebook/model/gpt2.hpp"
+#include "decodebook/model/kv_cache.hpp"
 
 namespace decodebook {
 

@@ -59,7 +59,11 @@ struct Generation {
 /// Introduced in chapter 02.
 struct GenerationState {
     /// A fresh state for a checked request (check_request gave `eos_ids`).
-    /// @param tokenizer null: no text (generate_batch without a tokenizer)
+    /// @param model the model's shape (its vocabulary size)
+    /// @param tokenizer the token bytes; null: no text (generate_batch without a tokenizer)
+    /// @param prompt the prompt (a view: the caller keeps it alive)
+    /// @param config the stopping knobs (criteria, stop strings)
+    /// @param eos_ids the ids check_request resolved
     GenerationState(const ModelConfig& model, const Tokenizer* tokenizer, std::span<const int> prompt,
                     const GenerationConfig& config, const std::vector<int>& eos_ids);
     const Tokenizer* tokenizer;            ///< bytes of each token (null: no text)
@@ -77,7 +81,11 @@ struct GenerationState {
 /// append it, record its StepRecord (its logit and softmax probability under `logits`, `ms`, the
 /// text it released), check the stopping criteria, tell `on_step`, and at the end flush the text
 /// the stream held back. Introduced in chapter 02.
+/// @param state the sequence the token joins
+/// @param token the chosen id
 /// @param logits (V) the raw logits the token was chosen from
+/// @param ms the time the step took (model and choice), for its StepRecord
+/// @param on_step told about the step; its StepAction::Stop ends the generation (reason callback)
 /// @return why the generation ended with this token, or nothing
 /// @throws Error when the token is outside the vocabulary.
 std::optional<FinishReason> append_token(GenerationState& state, int token, const xt::xtensor<float, 1>& logits,

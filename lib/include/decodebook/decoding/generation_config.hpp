@@ -1,6 +1,6 @@
 #pragma once
 /// @file decoding/generation_config.hpp
-/// @brief Every decoding parameter, declared once (chapters 02-04): `GenerationConfig` and the
+/// @brief Every decoding parameter, declared once (chapters 02-06): `GenerationConfig` and the
 /// knob table that validation, `--help`, every program's flags, `--show-config`, the REPL's
 /// `:set`/`:show` and the test helpers all read.
 ///
@@ -36,6 +36,10 @@ enum class ChainOrder {
 
 /// The spelling of an order: "hf", "llama.cpp" or "vllm". Introduced in chapter 03.
 std::string to_string(ChainOrder order);
+
+/// A knob's number as the table, `--show-config` and `--show-chain` print it ("%g": 0.9, 1.3,
+/// 40). Introduced in chapter 02.
+std::string knob_number(double v);
 /// Parse an order's spelling. Introduced in chapter 03.
 /// @throws Error naming the accepted values.
 ChainOrder parse_chain_order(const std::string& text);

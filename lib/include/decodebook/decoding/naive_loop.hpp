@@ -24,7 +24,7 @@ xt::xtensor<float, 1> last_position_logits(const xt::xtensor<float, 2>& logits);
 /// llama2.c do). Introduced in chapter 01.
 int argmax(const xt::xtensor<float, 1>& logits);
 
-/// Chooses the next token from the last position's logits (V).
+/// Chooses the next token from the last position's logits (V). Introduced in chapter 00.
 using Picker = std::function<int(const xt::xtensor<float, 1>& logits)>;
 
 /// What one step of the loop did, for `--show-steps` and timing tables. Introduced in chapter 00.
@@ -40,7 +40,7 @@ struct StepRecord {
     std::string text{};
 };
 
-/// Called after every step (e.g. to stream the token to the terminal).
+/// Called after every step (e.g. to stream the token to the terminal). Introduced in chapter 00.
 using StepCallback = std::function<void(const StepRecord&)>;
 
 /// Stop rules of a generation. Introduced in chapter 00.

@@ -23,6 +23,9 @@ public:
     /// A view of cache row `row`, which it clears: the sequence starts empty, and tokens() is
     /// always what the row holds.
     /// @throws Error when the cache has no such row.
+    /// @param model the model (it must outlive the view)
+    /// @param cache the cache holding the row (it must outlive the view)
+    /// @param row which of the cache's rows
     /// @param kernels how decode multiplies (Invariant by default: every append gives the bits
     ///        one token at a time would)
     CachedSequence(const Gpt2& model, KvCache& cache, size_t row = 0, BatchKernels kernels = BatchKernels::Invariant);

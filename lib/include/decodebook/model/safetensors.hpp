@@ -22,11 +22,11 @@ namespace decodebook {
 
 struct ModelConfig;
 
-/// Element types this reader converts to float32 on load.
+/// Element types this reader converts to float32 on load. Introduced in chapter 00.
 enum class DType { F32, F16, BF16 };
 
 /// All tensors of one file, by name, converted to float32 (in the weights' memory,
-/// weight_allocator.hpp).
+/// model/weights.hpp). Introduced in chapter 00.
 using TensorMap = std::map<std::string, WeightArray>;
 
 /// One tensor as the header describes it (nothing read yet). Introduced in chapter 00.
