@@ -94,6 +94,17 @@ void weighted_sum(const float* __restrict w, const float* __restrict v, size_t l
     }
 }
 
+// x[0:n] = softmax(x[0:n]) in place, the maximum subtracted first (never overflows)
+void softmax_in_place(float* x, size_t n) {
+    const float max = *std::max_element(x, x + n);
+    float sum = 0;
+    for (size_t s = 0; s < n; ++s) {
+        x[s] = std::exp(x[s] - max);
+        sum += x[s];
+    }
+    for (size_t s = 0; s < n; ++s) x[s] /= sum;
+}
+
 }  // namespace
 
 // [ch07:attend]
@@ -104,13 +115,7 @@ void attend_head(const float* q, const float* keys, const float* values, size_t 
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     // scores_s = q_h . k_s,h / sqrt(D) for every cached position s (all are in the past)
     head_scores(q + h * D, keys + h * D, length, stride, D, scale, scores);
-    const float max = *std::max_element(scores, scores + length);
-    float sum = 0;
-    for (size_t s = 0; s < length; ++s) {
-        scores[s] = std::exp(scores[s] - max);
-        sum += scores[s];
-    }
-    for (size_t s = 0; s < length; ++s) scores[s] /= sum;
+    softmax_in_place(scores, length);
     // out_h = sum_s softmax(scores)_s v_s,h
     weighted_sum(scores, values + h * D, length, stride, D, out + h * D);
 }
@@ -154,13 +159,7 @@ void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys,
         for (size_t t = 0; t < T; ++t) {
             float* row = scores + t * L;
             const size_t seen = L0 + t + 1;
-            const float max = *std::max_element(row, row + seen);
-            float sum = 0;
-            for (size_t s = 0; s < seen; ++s) {
-                row[s] = std::exp(row[s] - max);
-                sum += row[s];
-            }
-            for (size_t s = 0; s < seen; ++s) row[s] /= sum;
+            softmax_in_place(row, seen);
             std::fill(row + seen, row + L, 0.0f);
         }
         // out_h (T, D) = softmax(scores) (T, L) V_h (L, D)
