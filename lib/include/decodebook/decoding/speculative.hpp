@@ -1,0 +1,92 @@
+#pragma once
+/// @file decoding/speculative.hpp
+/// @brief Speculative decoding (chapter 08): a cheap drafter proposes k tokens, the target model
+/// checks them all in one decode call, and a rule keeps a prefix of them so the output has exactly
+/// the target's distribution. This header holds the parts that need no model: the verdict on a
+/// round (Leviathan et al. 2023, as Hugging Face and vLLM implement it), the prompt-lookup
+/// drafters (Hugging Face's and vLLM's rules) and the speed-up a round can bring.
+///
+/// Notation (Leviathan's and Hugging Face's; Chen et al. swap the letters): p is the target's
+/// distribution, q the draft's, both the *processed* distributions (after temperature, truncation
+/// and penalties: LogitsChain::distribution), q exactly the one each draft token was drawn from.
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include <xtensor/xtensor.hpp>
+
+namespace decodebook {
+
+/// What one round of verification decided. Introduced in chapter 08.
+struct Verdict {
+    int accepted = 0;  ///< how many drafted tokens were kept (a prefix of the drafts)
+    int next = -1;     ///< the token after them: drawn from the residual at the first rejection,
+                       ///< or the bonus token from the last target row when every draft was kept
+};
+
+/// The coins one round of k drafts uses, in this order, whatever the verdict: coins[i] decides
+/// draft i (i < k), coins[k] draws the residual or bonus token. A round always takes k + 1 coins
+/// from the caller's Rng, used or not, so a seeded run repeats draw for draw. Introduced in chapter 08.
+inline constexpr int coins_per_round(int k) { return k + 1; }
+
+/// Whether drafted token `x` is kept: coin < p(x) / q(x), i.e. with probability min(1, p(x)/q(x))
+/// (HF's `r <= p/q` and vLLM's `p/q >= u` differ only on a coin exactly equal to the ratio). A token
+/// the draft gave no probability (q(x) = 0) is never kept (vLLM); one the target gives none
+/// (p(x) = 0) never is either. With `q` absent the draft is deterministic (prompt lookup, a greedy
+/// draft): q(x) = 1, kept with probability p(x). Introduced in chapter 08.
+/// @param p (V) the target's distribution at this position
+/// @param q (V) the draft's distribution, or null for a deterministic draft
+/// @param x the drafted token
+/// @param coin uniform in [0, 1)
+bool accept_draft(const xt::xtensor<float, 1>& p, const xt::xtensor<float, 1>* q, int x, double coin);
+
+/// Where a rejected position draws its token: max(0, p - q) (unnormalised: sample_inverse_cdf
+/// normalises), or with a deterministic draft p with x removed. Together with the acceptance rule
+/// this makes the emitted token distributed exactly as p. Introduced in chapter 08.
+/// @param p (V) the target's distribution
+/// @param q (V) the draft's, or null for a deterministic draft
+/// @param x the rejected token
+/// @throws Error when nothing is left (p equals q at every id but x rejected: impossible unless
+/// the distributions are not what the draft sampled from).
+xt::xtensor<float, 1> residual(const xt::xtensor<float, 1>& p, const xt::xtensor<float, 1>* q, int x);
+
+/// One round's verdict: walk the drafts in order, keep each while accept_draft says so; at the
+/// first rejection draw the next token from its residual; when every draft is kept, draw a bonus
+/// token from the last target row. With a greedy target (p one-hot at the argmax) this is "keep
+/// while the draft is the argmax, then the target's own token". Introduced in chapter 08.
+/// @param p k + 1 target distributions: row i scores the token after the context and drafts[0..i)
+/// @param drafts the k drafted tokens
+/// @param q k draft distributions (row i: what drafts[i] was drawn from), or empty for a
+///        deterministic drafter
+/// @param coins coins_per_round(k) coins, used as that function says
+/// @throws Error when the sizes disagree.
+Verdict verify_drafts(std::span<const xt::xtensor<float, 1>> p, std::span<const int> drafts,
+                      std::span<const xt::xtensor<float, 1>> q, std::span<const double> coins);
+
+/// Hugging Face's prompt lookup (PromptLookupCandidateGenerator): for n from
+/// min(max_ngram, length - 1) down to 1, the leftmost earlier occurrence of the sequence's last n
+/// tokens whose continuation is not empty; its next tokens, at most `num_tokens`, cut before the
+/// first EOS. Empty when nothing matches. Introduced in chapter 08.
+/// @param sequence the prompt and the tokens generated so far
+/// @param max_ngram max_matching_ngram_size (HF's default 2)
+/// @param num_tokens prompt_lookup_num_tokens (HF's default 10)
+/// @param eos_ids a continuation stops before any of them (transformers#31301)
+std::vector<int> prompt_lookup_hf(std::span<const int> sequence, int max_ngram, int num_tokens,
+                                  std::span<const int> eos_ids = {});
+
+/// vLLM's n-gram proposer: the longest n-gram with min_n <= n <= max_n that ends the sequence and
+/// occurs earlier, its earliest occurrence among those of that length, and up to `k` tokens that
+/// follow it. Empty when no n-gram of at least min_n matches. Introduced in chapter 08.
+std::vector<int> prompt_lookup_vllm(std::span<const int> sequence, int min_n, int max_n, int k);
+
+/// Expected tokens one round emits when each draft is kept with probability alpha:
+/// (1 - alpha^(k+1)) / (1 - alpha) (k + 1 at alpha = 1). Introduced in chapter 08.
+double expected_tokens_per_round(double alpha, int k);
+
+/// Leviathan's predicted wall-time speed-up over plain decoding:
+/// (1 - alpha^(k+1)) / ((1 - alpha)(k c + 1)), c = a draft step's cost over a target step's.
+/// Introduced in chapter 08.
+double predicted_speedup(double alpha, int k, double c);
+
+}  // namespace decodebook

@@ -1,0 +1,268 @@
+// Chapter 08: speculative decoding's rules without a model. Each case is a fact ported from an
+// engine's own tests (inputs and expected outputs; the source is named beside it) or worked by hand.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "decodebook/base/error.hpp"
+#include "decodebook/base/rng.hpp"
+#include "decodebook/decoding/speculative.hpp"
+#include "decodebook/sampling/sampling.hpp"
+
+using namespace decodebook;
+using Vec = xt::xtensor<float, 1>;
+
+namespace {
+
+// A vocabulary-10 row of logits: `value` at the given ids, `rest` elsewhere.
+Vec logits_row(std::map<int, float> at, float rest, size_t V = 10) {
+    Vec z = xt::zeros<float>({V});
+    for (size_t i = 0; i < V; ++i) z(i) = rest;
+    for (const auto& [id, value] : at) z(static_cast<size_t>(id)) = value;
+    return z;
+}
+
+// A greedy target's distribution: all the mass on the argmax (LogitsChain::distribution when greedy).
+Vec one_hot(int id, size_t V = 10) {
+    Vec p = xt::zeros<float>({V});
+    p(static_cast<size_t>(id)) = 1.0f;
+    return p;
+}
+
+// The verdict as vLLM's tests print it: the kept drafts, the next token, then -1 up to k + 1.
+std::vector<int> as_vllm_row(const Verdict& v, const std::vector<int>& drafts) {
+    std::vector<int> row(drafts.begin(), drafts.begin() + v.accepted);
+    row.push_back(v.next);
+    row.resize(drafts.size() + 1, -1);
+    return row;
+}
+
+// Pearson's chi-squared statistic of `counts` against the probabilities `law`.
+double chi_squared(const std::map<int, int>& counts, const std::map<int, double>& law, int n) {
+    double chi2 = 0;
+    for (const auto& [id, p] : law) {
+        const double expected = p * n, found = counts.count(id) ? counts.at(id) : 0;
+        chi2 += (found - expected) * (found - expected) / expected;
+    }
+    return chi2;
+}
+
+}  // namespace
+
+TEST_CASE("Leviathan's rule on a worked example gives back p exactly", "[speculative]") {
+    // p = [0.6, 0.3, 0.1], q = [0.2, 0.3, 0.5]: keep with min(1, p/q) = [1, 1, 0.2]; the rejected
+    // mass 1 - sum q a = 0.4 goes to the residual max(0, p - q) = [0.4, 0, 0] -> [1, 0, 0]
+    const Vec p{0.6f, 0.3f, 0.1f}, q{0.2f, 0.3f, 0.5f};
+    CHECK(accept_draft(p, &q, 0, 0.999));
+    CHECK(accept_draft(p, &q, 1, 0.999));
+    CHECK(accept_draft(p, &q, 2, 0.19));
+    CHECK_FALSE(accept_draft(p, &q, 2, 0.21));
+    const Vec r = residual(p, &q, 2);
+    CHECK(r(0) == Approx(0.4f));
+    CHECK(r(1) == 0.0f);
+    CHECK(r(2) == 0.0f);
+    const double kept[] = {1.0, 1.0, 0.2};
+    double rejected = 1;
+    for (int x = 0; x < 3; ++x) rejected -= q(x) * kept[x];
+    CHECK(rejected == Approx(0.4));
+    for (int x = 0; x < 3; ++x) CHECK(q(x) * kept[x] + rejected * (r(x) / 0.4) == Approx(p(x)).margin(1e-6));
+}
+
+TEST_CASE("a deterministic draft is kept with probability p(x) and its residual is p without x", "[speculative]") {
+    const Vec p{0.5f, 0.3f, 0.2f};
+    CHECK(accept_draft(p, nullptr, 0, 0.49));
+    CHECK_FALSE(accept_draft(p, nullptr, 0, 0.51));
+    const Vec r = residual(p, nullptr, 0);
+    CHECK(r(0) == 0.0f);
+    CHECK(r(1) == 0.3f);
+    CHECK(r(2) == 0.2f);
+    // a token the target never gives, or the draft could not draw, is never kept
+    const Vec zero{0.0f, 1.0f, 0.0f}, q{0.0f, 0.5f, 0.5f};
+    CHECK_FALSE(accept_draft(zero, nullptr, 0, 0.0));
+    CHECK_FALSE(accept_draft(p, &q, 0, 0.0));
+    CHECK_THROWS_WITH(accept_draft(p, nullptr, 3, 0.5), Catch::Contains("outside a distribution of 3 ids"));
+}
+
+TEST_CASE("HF test_speculative_sampling: drafts [1, 4, 5] give [1, 4, 8] with 2 matches", "[speculative][hf]") {
+    // huggingface/transformers tests/generation/test_utils.py, UtilsFunctionsTest.test_speculative_sampling
+    // (cf63921b): vocab 10, candidate logits 10 at the drafted id and -10 elsewhere; target rows 10 at
+    // id 1, 10 at id 4, -inf everywhere but 10 at id 8, then all -10.
+    const std::vector<int> drafts{1, 4, 5};
+    std::vector<Vec> q, p;
+    for (int id : drafts) q.push_back(softmax(logits_row({{id, 10.0f}}, -10.0f)));
+    p.push_back(softmax(logits_row({{1, 10.0f}}, -10.0f)));
+    p.push_back(softmax(logits_row({{4, 10.0f}}, -10.0f)));
+    p.push_back(softmax(logits_row({{8, 10.0f}}, -INFINITY)));
+    p.push_back(softmax(logits_row({}, -10.0f)));
+    Rng rng(1);
+    for (int run = 0; run < 100; ++run) {  // any coins: the verdict here does not depend on them
+        std::vector<double> coins;
+        for (int i = 0; i < coins_per_round(3); ++i) coins.push_back(rng.coin());
+        const Verdict v = verify_drafts(p, drafts, q, coins);
+        INFO("run " << run);
+        CHECK(v.accepted == 2);
+        CHECK(v.next == 8);  // 5 is rejected (p(5) = 0) and the residual is a point mass on 8
+    }
+}
+
+TEST_CASE("HF test_speculative_sampling_target_distribution: the third token follows the target's law", "[speculative][hf]") {
+    // Same candidates; target rows 10 at id 1, 10 at id 4, then logits 2.0 at ids 1 and 8, 1.0 at id
+    // 3, -0.01 at id 7 and -inf elsewhere (transformers#32867). HF asserts an ordering of the counts
+    // over 10,000 draws; the exact law of the third token is softmax of that row (q(5) ~ 1 - 2e-8, so
+    // the residual is that row to 1e-8): {1: 0.399701, 8: 0.399701, 3: 0.147042, 7: 0.053555}.
+    const std::vector<int> drafts{1, 4, 5};
+    std::vector<Vec> q, p;
+    for (int id : drafts) q.push_back(softmax(logits_row({{id, 10.0f}}, -10.0f)));
+    p.push_back(softmax(logits_row({{1, 10.0f}}, -INFINITY)));
+    p.push_back(softmax(logits_row({{4, 10.0f}}, -INFINITY)));
+    p.push_back(softmax(logits_row({{1, 2.0f}, {8, 2.0f}, {3, 1.0f}, {7, -0.01f}}, -INFINITY)));
+    p.push_back(softmax(logits_row({}, -10.0f)));
+    const std::map<int, double> law{{1, 0.399701}, {8, 0.399701}, {3, 0.147042}, {7, 0.053555}};
+    Rng rng(2026);
+    std::map<int, int> counts;
+    const int n = 10000;
+    for (int run = 0; run < n; ++run) {
+        std::vector<double> coins;
+        for (int i = 0; i < coins_per_round(3); ++i) coins.push_back(rng.coin());
+        const Verdict v = verify_drafts(p, drafts, q, coins);
+        REQUIRE(v.accepted == 2);
+        REQUIRE(law.count(v.next) == 1);
+        ++counts[v.next];
+    }
+    INFO("counts 1: " << counts[1] << ", 8: " << counts[8] << ", 3: " << counts[3] << ", 7: " << counts[7]);
+    CHECK(counts[1] > counts[3]);  // HF's own assertions
+    CHECK(counts[3] > counts[7]);
+    CHECK(counts[7] > 0);
+    CHECK(counts[8] > counts[3]);
+    CHECK(chi_squared(counts, law, n) < 16.27);  // 3 degrees of freedom, p = 0.001
+}
+
+TEST_CASE("vLLM's greedy rejection cases: keep while the draft is the argmax", "[speculative][vllm]") {
+    // vllm-project/vllm tests/v1/sample/test_rejection_sampler.py (004fce2d): target logits 100 at the
+    // wanted id, -100 elsewhere, greedy (the target's distribution is one-hot at its argmax); the
+    // output row is the kept drafts, the target's token, then -1 (PLACEHOLDER_TOKEN_ID).
+    struct Case {
+        std::vector<int> spec, target, expected;
+    };
+    const std::vector<Case> cases{
+        {{1, 2, 3}, {1, 2, 3, 4}, {1, 2, 3, 4}},      // test_perfect_match
+        {{1, 2, 3}, {1, 5, 3, 4}, {1, 5, -1, -1}},    // test_early_mismatch
+        {{1, 2}, {1, 2, 5}, {1, 2, 5}},               // test_multiple_sequences, row 0
+        {{3}, {3, 4}, {3, 4}},                        // test_multiple_sequences, row 1 (no padding)
+        {{1}, {1, 2}, {1, 2}},                        // test_single_token_sequence
+        {{}, {5}, {5}},                               // test_empty_sequence
+        {{1, 2, 3}, {1, 2, 7, 6}, {1, 2, 7, -1}},     // test_multiple_mismatches, row 0
+        {{4, 5, 6}, {4, 8, 6, 9}, {4, 8, -1, -1}},    // test_multiple_mismatches, row 1
+        {{1, 2}, {1, 2, 3}, {1, 2, 3}},               // test_parametrized_cases
+        {{1}, {2, 3}, {2, -1}},
+        {{1, 2}, {1, 5, 6}, {1, 5, -1}},
+        {{3, 4}, {3, 4, 7}, {3, 4, 7}},
+    };
+    for (const Case& c : cases) {
+        std::vector<Vec> p;
+        for (int id : c.target) p.push_back(softmax(logits_row({{id, 100.0f}}, -100.0f)));
+        const std::vector<double> coins(static_cast<size_t>(coins_per_round(static_cast<int>(c.spec.size()))), 0.5);
+        const Verdict v = verify_drafts(p, c.spec, {}, coins);
+        INFO("spec " << c.spec.size() << " tokens, target " << c.target[0] << "...");
+        CHECK(as_vllm_row(v, c.spec) == c.expected);
+        // the same with the exact one-hot a greedy chain hands out
+        std::vector<Vec> hot;
+        for (int id : c.target) hot.push_back(one_hot(id));
+        CHECK(as_vllm_row(verify_drafts(hot, c.spec, {}, coins), c.spec) == c.expected);
+    }
+}
+
+TEST_CASE("sampled speculative output has the target's distribution on a toy vocabulary", "[speculative]") {
+    // vLLM's test_rejection_sampling_approximates_target_distribution, as a chi-squared test: vocab 10,
+    // draft and target softmax of uniform random logits; the draft token is drawn from q, then verified.
+    Rng rng(7);
+    for (int trial = 0; trial < 5; ++trial) {
+        Vec zp = xt::zeros<float>({10}), zq = xt::zeros<float>({10});
+        for (size_t i = 0; i < 10; ++i) {
+            zp(i) = static_cast<float>(3 * rng.coin());
+            zq(i) = static_cast<float>(3 * rng.coin());
+        }
+        const Vec p = softmax(zp), q = softmax(zq);
+        std::map<int, double> law;
+        for (int i = 0; i < 10; ++i) law[i] = p(static_cast<size_t>(i));
+        std::map<int, int> counts;
+        const int n = 40000;
+        int kept = 0;
+        for (int run = 0; run < n; ++run) {
+            const int x = sample_inverse_cdf(q, rng.coin());  // the draft samples from q
+            const std::vector<Vec> rows{p, p};
+            const Vec qs[] = {q};
+            const double coins[] = {rng.coin(), rng.coin()};
+            const Verdict v = verify_drafts(rows, std::vector<int>{x}, qs, coins);
+            const int first = v.accepted == 1 ? x : v.next;
+            kept += v.accepted;
+            ++counts[first];
+        }
+        INFO("trial " << trial);
+        CHECK(chi_squared(counts, law, n) < 27.88);  // 9 degrees of freedom, p = 0.001
+        // the acceptance rate is sum min(p, q) = 1 - TV(p, q)
+        double beta = 0;
+        for (size_t i = 0; i < 10; ++i) beta += std::min(p(i), q(i));
+        CHECK(static_cast<double>(kept) / n == Approx(beta).margin(0.01));
+    }
+}
+
+TEST_CASE("vLLM's n-gram proposer cases", "[speculative][vllm][prompt-lookup]") {
+    // vllm-project/vllm tests/v1/spec_decode/test_ngram.py (016e8ede): (tokens, min_n, max_n, k) -> proposal
+    struct Case {
+        std::vector<int> tokens;
+        int min_n, max_n, k;
+        std::vector<int> expected;
+    };
+    const std::vector<Case> cases{
+        {{1, 2, 3, 4, 1, 2, 3, 5, 6}, 2, 2, 2, {}},
+        {{1, 2, 3, 4, 1, 2, 3}, 2, 2, 3, {4, 1, 2}},
+        {{1, 2, 3, 4, 1, 2, 3}, 2, 2, 2, {4, 1}},
+        {{1, 2, 3, 4, 1, 2, 3}, 1, 1, 3, {4, 1, 2}},
+        {{1, 3, 6, 2, 3, 4, 1, 2, 3}, 2, 2, 3, {4, 1, 2}},
+        {{1, 3, 6, 2, 3, 4, 1, 2, 3}, 1, 1, 2, {6, 2}},  // "return on the first match"
+        {{1, 2, 3, 4, 5}, 2, 2, 2, {}},
+        {{1, 2, 3, 4, 1, 2, 3}, 4, 4, 2, {}},
+        {{1, 2, 3, 4, 1, 2, 3}, 3, 4, 2, {4, 1}},
+        {{2, 3, 4, 5, 1, 2, 3, 4, 1, 2, 3, 4}, 3, 4, 2, {1, 2}},  // the 4-gram wins, not [5, 1]
+        {{3, 4, 5, 2, 3, 4, 1, 2, 3, 4}, 2, 4, 2, {1, 2}},
+        {{1, 2, 3, 100, 1, 2, 3, 200, 1, 2, 3, 300, 1, 2, 3}, 3, 3, 2, {100, 1}},  // the earliest occurrence
+    };
+    for (const Case& c : cases) {
+        INFO("tokens of length " << c.tokens.size() << ", n " << c.min_n << ".." << c.max_n << ", k " << c.k);
+        CHECK(prompt_lookup_vllm(c.tokens, c.min_n, c.max_n, c.k) == c.expected);
+    }
+}
+
+TEST_CASE("HF's prompt lookup: leftmost match, n from the maximum down, cut before EOS", "[speculative][hf][prompt-lookup]") {
+    // huggingface/transformers tests/generation/test_utils.py, test_prompt_lookup_decoding_stops_at_eos
+    // (cf63921b): ids in 1..49 (HF draws them at random; these meet its constraints), 51 at
+    // positions 3 and 9 (the last), EOS 0 at position 4;
+    // max_matching_ngram_size 1, num_output_tokens 4: no candidate (the continuation starts with EOS).
+    const std::vector<int> ids{17, 5, 33, 51, 0, 12, 44, 8, 29, 51};
+    const std::vector<int> eos{0};
+    CHECK(prompt_lookup_hf(ids, 1, 4, eos).empty());
+    CHECK(prompt_lookup_hf(ids, 1, 4) == std::vector<int>{0, 12, 44, 8});  // without EOS: the 4 that follow
+    // candidate_generator.py (00a11b6a): n from min(max_ngram, len - 1) down to 1, the leftmost match
+    CHECK(prompt_lookup_hf(std::vector<int>{1, 2, 3, 4, 1, 2, 3}, 2, 3) == std::vector<int>{4, 1, 2});
+    CHECK(prompt_lookup_hf(std::vector<int>{1, 2, 3, 100, 1, 2, 3, 200, 1, 2, 3}, 2, 2) == std::vector<int>{100, 1});
+    // where vLLM honours min_n, HF falls back to n = 1
+    const std::vector<int> short_match{5, 1, 9, 2, 7, 1};
+    CHECK(prompt_lookup_vllm(short_match, 2, 2, 2).empty());
+    CHECK(prompt_lookup_hf(short_match, 2, 2) == std::vector<int>{9, 2});
+    CHECK(prompt_lookup_hf(std::vector<int>{4}, 2, 3).empty());  // nothing before the last token
+}
+
+TEST_CASE("expected tokens per round and the predicted speed-up match Leviathan's formula", "[speculative]") {
+    // (1 - a^(k+1)) / (1 - a), and that over (k c + 1): values worked by hand from the formula
+    CHECK(expected_tokens_per_round(0.6, 1) == Approx(1.600));
+    CHECK(expected_tokens_per_round(0.6, 3) == Approx(2.176));
+    CHECK(expected_tokens_per_round(0.8, 7) == Approx(4.161).margin(5e-4));
+    CHECK(predicted_speedup(0.6, 3, 0.1) == Approx(1.674).margin(5e-4));
+    CHECK(predicted_speedup(0.8, 5, 0.05) == Approx(2.951).margin(5e-4));
+    CHECK(predicted_speedup(0.8, 7, 0.2) == Approx(1.734).margin(5e-4));
+    CHECK(expected_tokens_per_round(1.0, 4) == 5.0);
+    CHECK(expected_tokens_per_round(0.0, 4) == 1.0);
+}
