@@ -8,10 +8,16 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
+#include "decodebook/course/random_model.hpp"
+#include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/decoding/speculative.hpp"
+#include "decodebook/model/kernels.hpp"
 #include "decodebook/sampling/sampling.hpp"
+#include "golden.hpp"
 
 using namespace decodebook;
+using golden::model;
+using golden::tokenizer;
 using Vec = xt::xtensor<float, 1>;
 
 namespace {
@@ -265,4 +271,108 @@ TEST_CASE("expected tokens per round and the predicted speed-up match Leviathan'
     CHECK(predicted_speedup(0.8, 7, 0.2) == Approx(1.734).margin(5e-4));
     CHECK(expected_tokens_per_round(1.0, 4) == 5.0);
     CHECK(expected_tokens_per_round(0.0, 4) == 1.0);
+}
+
+namespace {
+
+// A model of the embedded model's shape with random weights: a draft that almost never agrees.
+const Gpt2& random_draft() {
+    static const Gpt2 m = Gpt2::from_tensors(model().config(), random_gpt2_tensors(model().config(), 7));
+    return m;
+}
+
+struct Threads {
+    explicit Threads(int n) { set_num_threads(n); }
+    ~Threads() { set_num_threads(1); }
+};
+
+// Every drafter the chapter compares, by name, for a config.
+std::vector<std::pair<std::string, Drafter>> drafters(const GenerationConfig& config, const std::vector<int>& prompt) {
+    const size_t capacity = prompt.size() + static_cast<size_t>(config.max_new_tokens);
+    const std::vector<int> eos{model().config().eos_token_id};
+    return {{"prompt lookup (HF)", prompt_lookup_drafter(false, 1, 2, eos)},
+            {"prompt lookup (vLLM)", prompt_lookup_drafter(true, 1, 3, eos)},
+            {"draft = target", model_drafter(model(), config, capacity, 8, 99)},
+            {"random draft", model_drafter(random_draft(), config, capacity, 8, 99)}};
+}
+
+}  // namespace
+
+TEST_CASE("speculative greedy equals plain greedy token for token on every golden prompt", "[speculative][model]") {
+    // HF's test_assisted_decoding_matches_greedy_search ("same" and "random" assistants) and
+    // test_prompt_lookup_decoding_matches_greedy_search, on every prompt of tests/data/greedy.json
+    // (on two threads, the first three prompts: a busy second core makes every step wait)
+    const nlohmann::json g = golden::load("greedy.json");
+    for (const int threads : {1, 2}) {
+        Threads scope(threads);
+        int case_index = 0;
+        for (const auto& c : g["cases"]) {
+            if (threads == 2 && case_index++ >= 3) break;
+            const std::vector<int> prompt = c["prompt_ids"].get<std::vector<int>>();
+            GenerationConfig config;
+            config.max_new_tokens = c["max_new_tokens"].get<int>();
+            const Generation plain = generate_cached(model(), tokenizer(), prompt, config, make_sampler(config, 1));
+            for (const int k : {1, 4}) {
+                for (const auto& [name, drafter] : drafters(config, prompt)) {
+                    // k = 1 and two threads: the drafts that do agree (time: the random draft is slow)
+                    if ((k == 1 || threads == 2) && (name == "random draft" || name == "prompt lookup (vLLM)")) continue;
+                    INFO("case '" << c["name"].get<std::string>() << "', " << name << ", k " << k << ", " << threads << " thread(s)");
+                    SpeculativeStats st;
+                    const Generation spec = generate_speculative(model(), tokenizer(), prompt, config, drafter, k, &st);
+                    CHECK(spec.ids == plain.ids);
+                    CHECK(spec.text == plain.text);
+                    CHECK(spec.finish_reason == plain.finish_reason);
+                    CHECK(st.emitted == static_cast<int>(plain.ids.size()));
+                    if (name == "draft = target") CHECK(st.accepted == st.drafted);  // every draft kept
+                    if (name == "random draft") CHECK(st.accepted * 4 <= st.drafted);
+                }
+            }
+        }
+    }
+}
+
+TEST_CASE("speculative decoding stops mid-round where plain decoding does", "[speculative][model]") {
+    const std::vector<int> prompt = tokenizer().encode("The best way to");
+    GenerationConfig config;
+    config.max_new_tokens = 40;
+    const Generation free_run = generate_cached(model(), tokenizer(), prompt, config, make_sampler(config, 1));
+    REQUIRE(free_run.text.size() > 20);
+    // a stop string from the middle of the text, min_new_tokens with EOS masked, and a length limit
+    GenerationConfig stop = config;
+    stop.stop = {free_run.text.substr(10, 4)};
+    GenerationConfig at_least = config;
+    at_least.min_new_tokens = 12;
+    GenerationConfig short_run = config;
+    short_run.max_new_tokens = 3;
+    for (const GenerationConfig& c : {stop, at_least, short_run}) {
+        const Generation plain = generate_cached(model(), tokenizer(), prompt, c, make_sampler(c, 1));
+        for (const auto& [name, drafter] : drafters(c, prompt)) {
+            INFO(name << ", stop '" << (c.stop.empty() ? "" : c.stop[0]) << "', min_new_tokens " << c.min_new_tokens
+                      << ", max_new_tokens " << c.max_new_tokens);
+            const Generation spec = generate_speculative(model(), tokenizer(), prompt, c, drafter, 5);
+            CHECK(spec.ids == plain.ids);
+            CHECK(spec.text == plain.text);
+            CHECK(spec.finish_reason == plain.finish_reason);
+            CHECK(spec.matched_stop == plain.matched_stop);
+        }
+    }
+}
+
+TEST_CASE("sampling with the target as its own draft keeps every draft", "[speculative][model]") {
+    // q is then p bit for bit (the same logits: one decode call per token or k at once), so
+    // min(1, p/q) = 1: a check that the draft's q is exactly what it sampled from
+    GenerationConfig config;
+    config.do_sample = true;
+    config.temperature = 0.8f;
+    config.top_k = 40;
+    config.max_new_tokens = 30;
+    const std::vector<int> prompt = tokenizer().encode("A fortune:");
+    SpeculativeStats st;
+    const Generation g = generate_speculative(model(), tokenizer(), prompt, config,
+                                              model_drafter(model(), config, 64, 4, 5), 4, &st);
+    CHECK(st.drafted > 0);
+    CHECK(st.accepted == st.drafted);
+    CHECK(st.rounds < static_cast<int>(g.ids.size()));
+    CHECK_THROWS_WITH(generate_speculative(model(), tokenizer(), prompt, config, model_drafter(model(), config, 64, 4, 5), 0),
+                      Catch::Contains("k >= 1"));
 }

@@ -6,7 +6,16 @@
 #include <cmath>
 #include <string>
 
+#include <chrono>
+#include <memory>
+
+#include <xtensor/xview.hpp>
+
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/rng.hpp"
+#include "decodebook/model/cached_sequence.hpp"
+#include "decodebook/model/gpt2.hpp"
+#include "decodebook/model/kv_cache.hpp"
 #include "decodebook/sampling/sampling.hpp"
 
 namespace decodebook {
@@ -96,6 +105,125 @@ std::vector<int> prompt_lookup_vllm(std::span<const int> seq, int min_n, int max
         }
     }
     return {};
+}
+
+Drafter prompt_lookup_drafter(bool vllm, int min_ngram, int max_ngram, std::vector<int> eos_ids) {
+    return [=](const DecodeContext& c, int k) {
+        std::vector<int> sequence(c.prompt.begin(), c.prompt.end());
+        sequence.insert(sequence.end(), c.generated.begin(), c.generated.end());
+        Draft d;
+        d.ids = vllm ? prompt_lookup_vllm(sequence, min_ngram, max_ngram, k) : prompt_lookup_hf(sequence, max_ngram, k, eos_ids);
+        return d;
+    };
+}
+
+Drafter model_drafter(const Gpt2& draft, const GenerationConfig& config, size_t capacity, int max_k, uint64_t seed) {
+    struct State {
+        KvCache cache;
+        CachedSequence seq;
+        LogitsChain chain;
+        Rng rng;
+        State(const Gpt2& m, const GenerationConfig& c, size_t cap, int k, uint64_t s)
+            : cache(m.config(), 1, cap, std::min(cap, static_cast<size_t>(k) + 1)), seq(m, cache), chain(c), rng(s) {}
+    };
+    auto s = std::make_shared<State>(draft, config, capacity, max_k, seed);
+    return [s](const DecodeContext& c, int k) {
+        std::vector<int> sequence(c.prompt.begin(), c.prompt.end());
+        sequence.insert(sequence.end(), c.generated.begin(), c.generated.end());
+        // 1. bring the draft's cache in step: keep the common prefix (never the last token, whose
+        //    logits are needed), then feed what is new: prefill the first time, one decode call after
+        const std::vector<int>& held = s->seq.tokens();
+        size_t same = 0;
+        while (same < held.size() && same + 1 < sequence.size() && held[same] == sequence[same]) ++same;
+        xt::xtensor<float, 1> logits;
+        if (same == 0) {
+            s->seq.clear();
+            logits = s->seq.prefill(sequence);
+        } else {
+            s->seq.truncate(same);
+            const xt::xtensor<float, 2> rows = s->seq.append(std::span<const int>(sequence).subspan(same));
+            logits = xt::view(rows, rows.shape(0) - 1);
+        }
+        // 2. draft k tokens, each from the processed distribution of the draft's logits
+        Draft d;
+        std::vector<int> generated(c.generated.begin(), c.generated.end());
+        for (int i = 0; i < k; ++i) {
+            const DecodeContext ctx{c.prompt, generated, static_cast<int>(generated.size()), c.eos_ids};
+            xt::xtensor<float, 1> q = s->chain.distribution(logits, ctx);
+            const int token = s->chain.choose(q, s->rng.coin());
+            d.ids.push_back(token);
+            d.q.push_back(std::move(q));
+            generated.push_back(token);
+            const bool eos = std::find(c.eos_ids.begin(), c.eos_ids.end(), token) != c.eos_ids.end();
+            if (eos || i + 1 == k) break;  // no draft crosses EOS
+            logits = xt::view(s->seq.append(std::span<const int>(&d.ids.back(), 1)), 0);
+        }
+        return d;
+    };
+}
+
+Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, const std::vector<int>& prompt,
+                                const GenerationConfig& config, const Drafter& drafter, int k, SpeculativeStats* stats,
+                                const StepObserver& on_step) {
+    using Clock = std::chrono::steady_clock;
+    if (k < 1) throw Error("speculative decoding needs k >= 1 drafts per round (got " + std::to_string(k) + ")", "pass k >= 1");
+    const ModelConfig& mc = target.config();
+    const std::vector<int> eos_ids = check_request(mc, prompt, config);
+    const LogitsChain chain(config);
+    Rng rng(config.seed);
+    GenerationState state(mc, &tokenizer, prompt, config, eos_ids);
+    KvCache cache(mc, 1, prompt.size() + static_cast<size_t>(config.max_new_tokens), static_cast<size_t>(k) + 1);
+    CachedSequence seq(target, cache, 0, BatchKernels::Invariant);
+    SpeculativeStats local;
+    SpeculativeStats& st = stats ? *stats : local;
+    st = SpeculativeStats{};
+
+    std::vector<xt::xtensor<float, 1>> pending{seq.prefill(prompt)};  // the logits after the prompt
+    std::optional<int> uncached;  // the last kept token, not yet in the cache
+    for (;;) {
+        const auto start = Clock::now();
+        const int left = config.max_new_tokens - static_cast<int>(state.out.ids.size());
+        // 1. draft: at most one fewer than the tokens left, so a round never overshoots
+        Draft d = left > 1 ? drafter(state.context(), std::min(k, left - 1)) : Draft{};
+        if (static_cast<int>(d.ids.size()) > std::min(k, left - 1)) throw Error("the drafter returned more than k tokens", "return at most k");
+        if (!d.q.empty() && d.q.size() != d.ids.size()) throw Error("the drafter returned q rows for some drafts only", "one row per draft, or none");
+        const size_t kk = d.ids.size();
+        // 2. verify: [last kept token, drafts...] in one decode call; row i scores the token after it
+        std::vector<int> batch;
+        if (uncached) batch.push_back(*uncached);
+        batch.insert(batch.end(), d.ids.begin(), d.ids.end());
+        std::vector<xt::xtensor<float, 1>> logits;
+        logits.swap(pending);  // the prompt's logits, first round only
+        if (!batch.empty()) {
+            const xt::xtensor<float, 2> rows = seq.append(batch);
+            for (size_t r = 0; r < rows.shape(0); ++r) logits.push_back(xt::view(rows, r));
+        }
+        ++st.rounds;
+        st.drafted += static_cast<int>(kk);
+        // 3. the target's distribution at each position (its context includes the drafts before it),
+        //    then the verdict with this round's coins
+        std::vector<int> extended = state.out.ids;
+        extended.insert(extended.end(), d.ids.begin(), d.ids.end());
+        std::vector<xt::xtensor<float, 1>> p;
+        for (size_t i = 0; i <= kk; ++i) {
+            const std::span<const int> generated = std::span<const int>(extended).first(state.out.ids.size() + i);
+            p.push_back(chain.distribution(logits[i], DecodeContext{prompt, generated, static_cast<int>(generated.size()), eos_ids}));
+        }
+        std::vector<double> coins;
+        for (int c = 0; c < coins_per_round(static_cast<int>(kk)); ++c) coins.push_back(rng.coin());
+        const Verdict v = verify_drafts(p, d.ids, d.q, coins);
+        st.accepted += v.accepted;
+        const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count() / (v.accepted + 1);
+        // 4. each kept token through the one append step, which may end the run mid-round
+        for (int i = 0; i <= v.accepted; ++i) {
+            const int token = i < v.accepted ? d.ids[static_cast<size_t>(i)] : v.next;
+            ++st.emitted;
+            if (append_token(state, token, logits[static_cast<size_t>(i)], ms, on_step)) return std::move(state.out);
+        }
+        // 5. roll back: the cache keeps the prompt and every kept token but the last (fed next round)
+        seq.truncate(prompt.size() + state.out.ids.size() - 1);
+        uncached = v.next;
+    }
 }
 
 double expected_tokens_per_round(double alpha, int k) {

@@ -9,12 +9,22 @@
 /// Notation (Leviathan's and Hugging Face's; Chen et al. swap the letters): p is the target's
 /// distribution, q the draft's, both the *processed* distributions (after temperature, truncation
 /// and penalties: LogitsChain::distribution), q exactly the one each draft token was drawn from.
+///
+/// The loop on the model, generate_speculative, runs a round as five steps: 1 draft k tokens,
+/// 2 verify [last token, drafts] in one decode call of the target (bit for bit one call per
+/// token), 3 keep a prefix and draw the next token (verify_drafts), 4 append_token each kept
+/// token, stopping mid-round where plain decoding would, 5 roll the target's cache back to what
+/// was kept.
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include <xtensor/xtensor.hpp>
+
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/sampler.hpp"
 
 namespace decodebook {
 
@@ -79,6 +89,56 @@ std::vector<int> prompt_lookup_hf(std::span<const int> sequence, int max_ngram, 
 /// occurs earlier, its earliest occurrence among those of that length, and up to `k` tokens that
 /// follow it. Empty when no n-gram of at least min_n matches. Introduced in chapter 08.
 std::vector<int> prompt_lookup_vllm(std::span<const int> sequence, int min_n, int max_n, int k);
+
+/// What a drafter proposes. Introduced in chapter 08.
+struct Draft {
+    std::vector<int> ids;               ///< up to k proposed tokens
+    std::vector<xt::xtensor<float, 1>> q;  ///< (V) the distribution each id was drawn from; empty for a
+                                         ///< deterministic drafter (prompt lookup)
+};
+
+/// The drafter seam: from the sequence so far (the context's prompt and generated ids) and k, up
+/// to k proposed tokens. Its own state, if any (a draft model's cache), follows the sequence it is
+/// given, so a rolled-back round needs nothing from the caller. Introduced in chapter 08.
+using Drafter = std::function<Draft(const DecodeContext& context, int k)>;
+
+/// Prompt lookup as a drafter, by Hugging Face's rule (prompt_lookup_hf; `min_ngram` unused) or
+/// vLLM's (prompt_lookup_vllm). Introduced in chapter 08.
+/// @param vllm true: vLLM's rule (longest n-gram of at least min_ngram); false: HF's
+Drafter prompt_lookup_drafter(bool vllm, int min_ngram, int max_ngram, std::vector<int> eos_ids);
+
+/// A smaller model as the drafter: it keeps its own cache in step with the sequence it is given
+/// (truncating to the common prefix, appending what is new), then drafts k tokens one decode at a
+/// time through the same processors as the target (LogitsChain(config)): the argmax when greedy,
+/// else a sample with a coin from its own Rng(seed), and reports the distribution each came from.
+/// It stops after an EOS. The model must outlive the drafter. Introduced in chapter 08.
+/// @param capacity positions its cache holds (the target's prompt + max_new_tokens is enough)
+/// @param max_k the most tokens it is asked for at once
+/// @throws Error on a bad config or when the draft's vocabulary differs from what it is fed.
+Drafter model_drafter(const Gpt2& draft, const GenerationConfig& config, size_t capacity, int max_k, uint64_t seed);
+
+/// What a speculative run did. Introduced in chapter 08.
+struct SpeculativeStats {
+    int rounds = 0;        ///< verification calls of the target (one per round)
+    int drafted = 0;       ///< tokens the drafter proposed (and the target checked)
+    int accepted = 0;      ///< of them, kept
+    int emitted = 0;       ///< tokens the run produced
+    /// accepted / drafted (0 without drafts).
+    double acceptance() const { return drafted ? static_cast<double>(accepted) / drafted : 0.0; }
+};
+
+/// Speculative decoding on the KV cache: the same Generation plain decoding gives with the same
+/// config (greedy: token for token; sampling: in distribution), in fewer target steps when drafts
+/// are kept. Each round drafts min(k, tokens left - 1), verifies them in one decode call with
+/// BatchKernels::Invariant, keeps a prefix by verify_drafts with coins_per_round coins from
+/// Rng(config.seed), rolls the cache back, and appends each kept token with append_token (EOS,
+/// max_new_tokens, min_new_tokens and stop strings act mid-round). The request is checked first
+/// (check_request). Introduced in chapter 08.
+/// @param k the most drafts per round (num_assistant_tokens), >= 1
+/// @throws Error on a bad request, config or k.
+Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, const std::vector<int>& prompt,
+                                const GenerationConfig& config, const Drafter& drafter, int k,
+                                SpeculativeStats* stats = nullptr, const StepObserver& on_step = {});
 
 /// Expected tokens one round emits when each draft is kept with probability alpha:
 /// (1 - alpha^(k+1)) / (1 - alpha) (k + 1 at alpha = 1). Introduced in chapter 08.
