@@ -105,6 +105,9 @@ using Drafter = std::function<Draft(const DecodeContext& context, int k)>;
 /// Prompt lookup as a drafter, by Hugging Face's rule (prompt_lookup_hf; `min_ngram` unused) or
 /// vLLM's (prompt_lookup_vllm). Introduced in chapter 08.
 /// @param vllm true: vLLM's rule (longest n-gram of at least min_ngram); false: HF's
+/// @param min_ngram the shortest n-gram vLLM's rule matches
+/// @param max_ngram the longest n-gram either rule tries first (max_matching_ngram_size)
+/// @param eos_ids HF's rule cuts a continuation before them
 Drafter prompt_lookup_drafter(bool vllm, int min_ngram, int max_ngram, std::vector<int> eos_ids);
 
 /// A smaller model as the drafter: it keeps its own cache in step with the sequence it is given
@@ -112,8 +115,11 @@ Drafter prompt_lookup_drafter(bool vllm, int min_ngram, int max_ngram, std::vect
 /// time through the same processors as the target (LogitsChain(config)): the argmax when greedy,
 /// else a sample with a coin from its own Rng(seed), and reports the distribution each came from.
 /// It stops after an EOS. The model must outlive the drafter. Introduced in chapter 08.
+/// @param draft the draft model (same vocabulary as the target)
+/// @param config the processors it drafts through (the target's config)
 /// @param capacity positions its cache holds (the target's prompt + max_new_tokens is enough)
 /// @param max_k the most tokens it is asked for at once
+/// @param seed its own coin stream (the target's round coins come from config.seed)
 /// @throws Error on a bad config or when the draft's vocabulary differs from what it is fed.
 Drafter model_drafter(const Gpt2& draft, const GenerationConfig& config, size_t capacity, int max_k, uint64_t seed);
 
@@ -134,7 +140,14 @@ struct SpeculativeStats {
 /// Rng(config.seed), rolls the cache back, and appends each kept token with append_token (EOS,
 /// max_new_tokens, min_new_tokens and stop strings act mid-round). The request is checked first
 /// (check_request). Introduced in chapter 08.
+/// @param target the model whose distribution the output follows
+/// @param tokenizer its tokenizer (the text)
+/// @param prompt the prompt's ids
+/// @param config the knobs, as for generate
+/// @param drafter proposes each round's tokens
 /// @param k the most drafts per round (num_assistant_tokens), >= 1
+/// @param stats filled with what the run did, when given
+/// @param on_step told about every kept token, as in generate
 /// @throws Error on a bad request, config or k.
 Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, const std::vector<int>& prompt,
                                 const GenerationConfig& config, const Drafter& drafter, int k,
