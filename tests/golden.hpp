@@ -11,6 +11,7 @@
 #include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/decoding/sampler.hpp"
 #include "decodebook/model/gpt2.hpp"
+#include "decodebook/model/kernels.hpp"
 #include "decodebook/model/tokenizer.hpp"
 
 namespace golden {
@@ -46,5 +47,13 @@ const decodebook::Tokenizer& tokenizer();
 std::vector<int> finite_ids(const xt::xtensor<float, 1>& logits);
 /// Ids whose flag is set.
 std::vector<int> kept_ids(const std::vector<bool>& keep);
+
+/// The kernels on `n` threads for one scope; one thread again when it ends (even on failure).
+struct Threads {
+    explicit Threads(int n) { decodebook::set_num_threads(n); }
+    ~Threads() { decodebook::set_num_threads(1); }
+    Threads(const Threads&) = delete;
+    Threads& operator=(const Threads&) = delete;
+};
 
 }  // namespace golden

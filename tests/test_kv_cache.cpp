@@ -17,6 +17,7 @@
 
 using namespace decodebook;
 using golden::model;
+using golden::Threads;
 using golden::tokenizer;
 
 namespace {
@@ -33,12 +34,6 @@ constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;
 #endif
-
-// Restores one thread when a test that changed it ends (even on failure).
-struct Threads {
-    explicit Threads(int n) { set_num_threads(n); }
-    ~Threads() { set_num_threads(1); }
-};
 
 }  // namespace
 

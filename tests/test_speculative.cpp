@@ -17,6 +17,7 @@
 
 using namespace decodebook;
 using golden::model;
+using golden::Threads;
 using golden::tokenizer;
 using Vec = xt::xtensor<float, 1>;
 
@@ -280,11 +281,6 @@ const Gpt2& random_draft() {
     static const Gpt2 m = Gpt2::from_tensors(model().config(), random_gpt2_tensors(model().config(), 7));
     return m;
 }
-
-struct Threads {
-    explicit Threads(int n) { set_num_threads(n); }
-    ~Threads() { set_num_threads(1); }
-};
 
 // Every drafter the chapter compares, by name, for a config.
 std::vector<std::pair<std::string, Drafter>> drafters(const GenerationConfig& config, const std::vector<int>& prompt) {
