@@ -314,7 +314,9 @@ TEST_CASE("speculative greedy equals plain greedy token for token on every golde
                     if ((k == 1 || threads == 2) && (name == "random draft" || name == "prompt lookup (vLLM)")) continue;
                     INFO("case '" << c["name"].get<std::string>() << "', " << name << ", k " << k << ", " << threads << " thread(s)");
                     SpeculativeStats st;
-                    const Generation spec = generate_speculative(model(), tokenizer(), prompt, config, drafter, k, &st);
+                    GenerationConfig ck = config;
+                    ck.num_assistant_tokens = k;
+                    const Generation spec = generate_speculative(model(), tokenizer(), prompt, ck, drafter, &st);
                     CHECK(spec.ids == plain.ids);
                     CHECK(spec.text == plain.text);
                     CHECK(spec.finish_reason == plain.finish_reason);
@@ -345,7 +347,9 @@ TEST_CASE("speculative decoding stops mid-round where plain decoding does", "[sp
         for (const auto& [name, drafter] : drafters(c, prompt)) {
             INFO(name << ", stop '" << (c.stop.empty() ? "" : c.stop[0]) << "', min_new_tokens " << c.min_new_tokens
                       << ", max_new_tokens " << c.max_new_tokens);
-            const Generation spec = generate_speculative(model(), tokenizer(), prompt, c, drafter, 5);
+            GenerationConfig c5 = c;
+            c5.num_assistant_tokens = 5;
+            const Generation spec = generate_speculative(model(), tokenizer(), prompt, c5, drafter);
             CHECK(spec.ids == plain.ids);
             CHECK(spec.text == plain.text);
             CHECK(spec.finish_reason == plain.finish_reason);
@@ -362,13 +366,52 @@ TEST_CASE("sampling with the target as its own draft keeps every draft", "[specu
     config.temperature = 0.8f;
     config.top_k = 40;
     config.max_new_tokens = 30;
+    config.num_assistant_tokens = 4;
     const std::vector<int> prompt = tokenizer().encode("A fortune:");
     SpeculativeStats st;
     const Generation g = generate_speculative(model(), tokenizer(), prompt, config,
-                                              model_drafter(model(), config, 64, 4, 5), 4, &st);
+                                              model_drafter(model(), config, 64, 4, 5), &st);
     CHECK(st.drafted > 0);
     CHECK(st.accepted == st.drafted);
     CHECK(st.rounds < static_cast<int>(g.ids.size()));
-    CHECK_THROWS_WITH(generate_speculative(model(), tokenizer(), prompt, config, model_drafter(model(), config, 64, 4, 5), 0),
-                      Catch::Contains("k >= 1"));
+}
+
+TEST_CASE("the number of drafts per round follows HF's schedules", "[speculative]") {
+    // HF's AssistedCandidateGenerator.update_candidate_strategy: "heuristic" adds 2 when every
+    // candidate matched, else takes 1 away (never below 1); "constant" and prompt lookup never move
+    GenerationConfig c;
+    c.num_assistant_tokens = 5;
+    CHECK(drafts_per_round(c) == 5);
+    CHECK(next_drafts_per_round(c, 5, 5, 5) == 5);  // constant: HF's default
+    c.num_assistant_tokens_schedule = AssistantSchedule::Heuristic;
+    CHECK(next_drafts_per_round(c, 5, 5, 5) == 7);
+    CHECK(next_drafts_per_round(c, 5, 5, 4) == 4);
+    CHECK(next_drafts_per_round(c, 1, 1, 0) == 1);
+    CHECK(next_drafts_per_round(c, 5, 3, 3) == 7);   // fewer drafted (EOS, the limit), all kept
+    CHECK(next_drafts_per_round(c, 5, 0, 0) == 5);   // nothing drafted: nothing learnt
+    CHECK(next_drafts_per_round(c, kMaxDraftsPerRound, 9, 9) == kMaxDraftsPerRound);
+    c.prompt_lookup_num_tokens = 3;                  // prompt lookup: num_output_tokens, no schedule
+    CHECK(drafts_per_round(c) == 3);
+    CHECK(next_drafts_per_round(c, 3, 3, 3) == 3);
+    CHECK(parse_assistant_schedule("heuristic") == AssistantSchedule::Heuristic);
+    CHECK_THROWS_WITH(parse_assistant_schedule("dynamic"), Catch::Contains("constant, heuristic"));
+}
+
+TEST_CASE("the speculative knobs are checked and a drafter is required", "[speculative]") {
+    GenerationConfig c;
+    CHECK_THROWS_WITH(set_knob(c, "num-assistant-tokens", "0"), Catch::Contains("in [1, 64]"));
+    CHECK_THROWS_WITH(set_knob(c, "prompt_lookup_num_tokens", "-1"), Catch::Contains("in [0, 64]"));
+    set_knob(c, "prompt-lookup-min", "3");
+    CHECK_THROWS_WITH(validate(c), Catch::Contains("prompt_lookup_min (3) exceeds max_matching_ngram_size (2)"));
+    const std::vector<int> eos{model().config().eos_token_id};
+    CHECK_THROWS_WITH(make_drafter(GenerationConfig{}, nullptr, eos, 64), Catch::Contains("--assistant-model DIR"));
+    // prompt lookup by the config's rule: HF's finds the 1-gram [3] -> [4, 1]; vLLM's with min 2 nothing
+    GenerationConfig lookup;
+    lookup.prompt_lookup_num_tokens = 2;
+    const std::vector<int> seq{1, 3, 4, 1, 2, 7, 3};
+    const std::vector<int> none;
+    const DecodeContext ctx{seq, none, 0, eos};
+    CHECK(make_drafter(lookup, nullptr, eos, 64)(ctx, 2).ids == std::vector<int>{4, 1});
+    lookup.prompt_lookup_min = 2;
+    CHECK(make_drafter(lookup, nullptr, eos, 64)(ctx, 2).ids.empty());
 }

@@ -15,6 +15,7 @@ import argparse
 import json
 import math
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -204,12 +205,18 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--eval-every", type=int, default=250)
     ap.add_argument("--benchmark", action="store_true", help="time 20 steps and stop")
+    ap.add_argument("--tokenizer", metavar="DIR",
+                    help="copy vocab.json and merges.txt from DIR instead of training them (a draft model "
+                         "must share its target's tokenizer)")
     args = ap.parse_args()
 
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
     os.makedirs(args.out, exist_ok=True)
+    if args.tokenizer:
+        for name in ("vocab.json", "merges.txt"):
+            shutil.copyfile(os.path.join(args.tokenizer, name), os.path.join(args.out, name))
     if not os.path.exists(os.path.join(args.out, "merges.txt")):
         subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "train_tokenizer.py"),
                         "--out", args.out, "--vocab-size", str(args.vocab_size)], check=True)
@@ -279,7 +286,7 @@ def main() -> None:
     bigram_nats, bigram_k = bigram_loss(train_ids, val_ids, config["vocab_size"])
     n_pred = len(val_ids) - 1
     report = {
-        "command": "/usr/bin/python3 models/training/train_model.py --out models/fortunes-gpt2",
+        "command": " ".join(["/usr/bin/python3", "models/training/train_model.py", *sys.argv[1:]]),
         "args": vars(args), "parameters": n_params,
         "train_tokens": int(len(train_ids)), "validation_tokens": int(len(val_ids)),
         "validation_bytes": val_bytes,

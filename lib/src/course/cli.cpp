@@ -36,6 +36,7 @@ const char* group_name(KnobGroup g) {
         case KnobGroup::Sampling: return "sampling";
         case KnobGroup::Penalties: return "penalties";
         case KnobGroup::Beams: return "beam search";
+        case KnobGroup::Speculative: return "speculative decoding";
     }
     return "";
 }

@@ -32,6 +32,8 @@ constexpr Spelling<ChainOrder> kOrders[] = {
 constexpr Spelling<EarlyStopping> kEarlyStopping[] = {
     {EarlyStopping::Heuristic, "false"}, {EarlyStopping::Done, "true"}, {EarlyStopping::Never, "never"}};
 constexpr Spelling<BeamScoring> kBeamScoring[] = {{BeamScoring::HuggingFace, "hf"}, {BeamScoring::Vllm, "vllm"}};
+constexpr Spelling<AssistantSchedule> kSchedules[] = {{AssistantSchedule::Constant, "constant"},
+                                                      {AssistantSchedule::Heuristic, "heuristic"}};
 constexpr Spelling<StopMatch> kStopMatch[] = {
     {StopMatch::Earliest, "earliest"}, {StopMatch::ListOrder, "list_order"}, {StopMatch::TokenOverlap, "token_overlap"}};
 
@@ -293,12 +295,32 @@ std::vector<Knob> make_table() {
                             [](int v) { return v >= 1; }, ">= 1 and <= num_beams"));
     t.push_back(choice("beam_scoring", "beam-scoring", G::Beams, "the length a beam's score is normalised by",
                        &C::beam_scoring, kBeamScoring));
+    t.push_back(number<int>("num_assistant_tokens", "num-assistant-tokens", G::Speculative,
+                            "tokens the draft model proposes per round (speculative decoding)", &C::num_assistant_tokens,
+                            [](int v) { return v >= 1 && v <= 64; }, "in [1, 64]"));
+    t.push_back(choice("num_assistant_tokens_schedule", "num-assistant-tokens-schedule", G::Speculative,
+                       "constant, or heuristic: +2 after a round that kept every draft, else -1",
+                       &C::num_assistant_tokens_schedule, kSchedules));
+    t.push_back(number<int>("prompt_lookup_num_tokens", "prompt-lookup-num-tokens", G::Speculative,
+                            "draft by prompt lookup (no draft model): tokens per round", &C::prompt_lookup_num_tokens,
+                            [](int v) { return v >= 0 && v <= 64; }, "in [0, 64] (0 = off)"));
+    t.push_back(number<int>("max_matching_ngram_size", "max-matching-ngram-size", G::Speculative,
+                            "prompt lookup tries n-grams this long first", &C::max_matching_ngram_size,
+                            [](int v) { return v >= 1 && v <= 16; }, "in [1, 16]"));
+    t.push_back(number<int>("prompt_lookup_min", "prompt-lookup-min", G::Speculative,
+                            "0: HF's lookup rule; n: vLLM's (longest n-gram of at least n, earliest)",
+                            &C::prompt_lookup_min, [](int v) { return v >= 0 && v <= 16; },
+                            "in [0, 16] (0 = HF's rule), at most max_matching_ngram_size"));
     return t;
 }
 
 }  // namespace
 
 std::string to_string(EarlyStopping rule) { return spell(kEarlyStopping, rule); }
+std::string to_string(AssistantSchedule schedule) { return spell(kSchedules, schedule); }
+AssistantSchedule parse_assistant_schedule(const std::string& text) {
+    return parse_spelling(kSchedules, text, "num_assistant_tokens_schedule");
+}
 EarlyStopping parse_early_stopping(const std::string& text) { return parse_spelling(kEarlyStopping, text, "early_stopping"); }
 std::string to_string(BeamScoring scoring) { return spell(kBeamScoring, scoring); }
 BeamScoring parse_beam_scoring(const std::string& text) { return parse_spelling(kBeamScoring, text, "beam_scoring"); }
@@ -350,6 +372,11 @@ void validate(const GenerationConfig& config) {
         throw Error("beam search with sampling (HF's beam sample) is not offered: num_beams is " +
                         std::to_string(config.num_beams) + " and do_sample is true",
                     "drop the sampling flags, or pass --do-sample false with --num-beams");
+    }
+    if (config.prompt_lookup_min > config.max_matching_ngram_size) {
+        throw Error("prompt_lookup_min (" + std::to_string(config.prompt_lookup_min) + ") exceeds max_matching_ngram_size (" +
+                        std::to_string(config.max_matching_ngram_size) + ")",
+                    "lower --prompt-lookup-min or raise --max-matching-ngram-size");
     }
 }
 

@@ -162,17 +162,44 @@ Drafter model_drafter(const Gpt2& draft, const GenerationConfig& config, size_t 
     };
 }
 
+int drafts_per_round(const GenerationConfig& config) {
+    return config.prompt_lookup_num_tokens > 0 ? config.prompt_lookup_num_tokens : config.num_assistant_tokens;
+}
+
+int next_drafts_per_round(const GenerationConfig& config, int k, int drafted, int accepted) {
+    if (config.prompt_lookup_num_tokens > 0 || config.num_assistant_tokens_schedule == AssistantSchedule::Constant ||
+        drafted == 0)
+        return k;
+    return accepted == drafted ? std::min(k + 2, kMaxDraftsPerRound) : std::max(1, k - 1);
+}
+
+Drafter make_drafter(const GenerationConfig& config, const Gpt2* assistant, std::span<const int> eos_ids,
+                     size_t capacity) {
+    if (config.prompt_lookup_num_tokens > 0) {
+        const bool vllm = config.prompt_lookup_min > 0;
+        return prompt_lookup_drafter(vllm, config.prompt_lookup_min, config.max_matching_ngram_size,
+                                     std::vector<int>(eos_ids.begin(), eos_ids.end()));
+    }
+    if (!assistant)
+        throw Error("speculative decoding needs a drafter: neither a draft model nor prompt lookup was given",
+                    "pass --assistant-model DIR, or --prompt-lookup-num-tokens N (N >= 1)");
+    return model_drafter(*assistant, config, capacity, kMaxDraftsPerRound, draft_seed(config.seed));
+}
+
 Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, const std::vector<int>& prompt,
-                                const GenerationConfig& config, const Drafter& drafter, int k, SpeculativeStats* stats,
+                                const GenerationConfig& config, const Drafter& drafter, SpeculativeStats* stats,
                                 const StepObserver& on_step) {
     using Clock = std::chrono::steady_clock;
-    if (k < 1) throw Error("speculative decoding needs k >= 1 drafts per round (got " + std::to_string(k) + ")", "pass k >= 1");
     const ModelConfig& mc = target.config();
     const std::vector<int> eos_ids = check_request(mc, prompt, config);
     const LogitsChain chain(config);
     Rng rng(config.seed);
     GenerationState state(mc, &tokenizer, prompt, config, eos_ids);
-    KvCache cache(mc, 1, prompt.size() + static_cast<size_t>(config.max_new_tokens), static_cast<size_t>(k) + 1);
+    int k = drafts_per_round(config);
+    const int most = config.prompt_lookup_num_tokens > 0 || config.num_assistant_tokens_schedule == AssistantSchedule::Constant
+                         ? k
+                         : kMaxDraftsPerRound;
+    KvCache cache(mc, 1, prompt.size() + static_cast<size_t>(config.max_new_tokens), static_cast<size_t>(most) + 1);
     CachedSequence seq(target, cache, 0, BatchKernels::Invariant);
     SpeculativeStats local;
     SpeculativeStats& st = stats ? *stats : local;
@@ -213,6 +240,7 @@ Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, 
         for (int c = 0; c < coins_per_round(static_cast<int>(kk)); ++c) coins.push_back(rng.coin());
         const Verdict v = verify_drafts(p, d.ids, d.q, coins);
         st.accepted += v.accepted;
+        k = next_drafts_per_round(config, k, static_cast<int>(kk), v.accepted);
         const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count() / (v.accepted + 1);
         // 4. each kept token through the one append step, which may end the run mid-round
         for (int i = 0; i <= v.accepted; ++i) {

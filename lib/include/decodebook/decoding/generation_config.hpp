@@ -63,6 +63,17 @@ enum class BeamScoring {
 };
 /// "hf" or "vllm". Introduced in chapter 05.
 std::string to_string(BeamScoring scoring);
+
+/// How many tokens a draft model proposes next round (HF's `num_assistant_tokens_schedule`).
+/// Introduced in chapter 08.
+enum class AssistantSchedule {
+    Constant,   ///< "constant" (HF's default): num_assistant_tokens every round
+    Heuristic,  ///< "heuristic": +2 after a round whose drafts were all kept, else -1 (at least 1)
+};
+/// "constant" or "heuristic". Introduced in chapter 08.
+std::string to_string(AssistantSchedule schedule);
+/// @throws Error naming the accepted values. Introduced in chapter 08.
+AssistantSchedule parse_assistant_schedule(const std::string& text);
 /// @throws Error naming the accepted values. Introduced in chapter 05.
 BeamScoring parse_beam_scoring(const std::string& text);
 
@@ -113,6 +124,14 @@ struct GenerationConfig {
     EarlyStopping early_stopping = EarlyStopping::Heuristic;  ///< when beam search ends
     int num_return_sequences = 1;     ///< finished hypotheses returned, <= num_beams
     BeamScoring beam_scoring = BeamScoring::HuggingFace;       ///< the length a score is normalised by
+    // -- speculative decoding (chapter 08): used when a program is given a drafter
+    int num_assistant_tokens = 20;    ///< tokens a draft model proposes per round, at first (HF's default 20)
+    AssistantSchedule num_assistant_tokens_schedule = AssistantSchedule::Constant;  ///< how that number moves
+    int prompt_lookup_num_tokens = 0;  ///< > 0: draft by prompt lookup, this many tokens per round (HF); 0 = off
+    int max_matching_ngram_size = 2;   ///< prompt lookup tries n-grams this long first (HF's default 2)
+    /// 0: Hugging Face's lookup rule (n from max_matching_ngram_size down to 1, leftmost match);
+    /// n >= 1: vLLM's (longest n-gram of at least n tokens, earliest occurrence; vLLM's `prompt_lookup_min`).
+    int prompt_lookup_min = 0;
 };
 
 /// The groups a program chooses its knobs by. Introduced in chapter 02.
@@ -122,6 +141,8 @@ enum class KnobGroup {
     Sampling,   ///< do_sample, temperature, top_k, top_p, min_p, min_tokens_to_keep, order, seed
     Penalties,  ///< repetition, presence, frequency, no-repeat-ngram
     Beams,      ///< num_beams, length_penalty, early_stopping, num_return_sequences, beam_scoring
+    Speculative,  ///< num_assistant_tokens, num_assistant_tokens_schedule, prompt_lookup_num_tokens,
+                  ///< max_matching_ngram_size, prompt_lookup_min (chapter 08)
 };
 
 /// One row of the table: everything about one knob, written once. Introduced in chapter 02.
@@ -151,7 +172,8 @@ const Knob& find_knob(const std::string& name);
 void set_knob(GenerationConfig& config, const std::string& name, const std::string& value);
 
 /// Check every knob, and the knobs together: min_new_tokens <= max_new_tokens,
-/// num_return_sequences <= num_beams, no sampling with beams. Introduced in chapter 02.
+/// num_return_sequences <= num_beams, no sampling with beams, prompt_lookup_min <=
+/// max_matching_ngram_size. Introduced in chapter 02.
 /// @throws Error on the first bad value: "top_p = 1.5 is invalid: it must be in [0, 1] (1 = off)".
 void validate(const GenerationConfig& config);
 

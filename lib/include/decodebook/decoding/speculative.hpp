@@ -133,24 +133,55 @@ struct SpeculativeStats {
     double acceptance() const { return drafted ? static_cast<double>(accepted) / drafted : 0.0; }
 };
 
+/// The most drafts one round may verify (num_assistant_tokens' upper bound; the heuristic
+/// schedule grows no further). Introduced in chapter 08.
+inline constexpr int kMaxDraftsPerRound = 64;
+
+/// The drafts a run asks for in its first round: prompt_lookup_num_tokens when prompt lookup is
+/// on, else num_assistant_tokens. Introduced in chapter 08.
+int drafts_per_round(const GenerationConfig& config);
+
+/// The drafts the next round asks for, by HF's `update_candidate_strategy`: unchanged for prompt
+/// lookup and the "constant" schedule; "heuristic": k + 2 when the round kept all its drafts, else
+/// max(1, k - 1) (capped at kMaxDraftsPerRound). Introduced in chapter 08.
+/// @param config the knobs
+/// @param k this round's number
+/// @param drafted drafts this round proposed (0: no change)
+/// @param accepted of them, kept
+int next_drafts_per_round(const GenerationConfig& config, int k, int drafted, int accepted);
+
+/// The seed of a draft model's own coins: another stream than the target's round coins
+/// (Rng(seed) and Rng(seed + 1) share nothing: splitmix64 seeding). Introduced in chapter 08.
+inline uint64_t draft_seed(uint64_t seed) { return seed + 1; }
+
+/// The drafter a config asks for: prompt lookup when prompt_lookup_num_tokens > 0 (vLLM's rule
+/// when prompt_lookup_min > 0, else HF's), otherwise the draft model, seeded with draft_seed.
+/// Introduced in chapter 08.
+/// @param config the knobs (the draft model drafts through the same processors)
+/// @param assistant the draft model, or null
+/// @param eos_ids the ids HF's lookup rule cuts a continuation before
+/// @param capacity positions the draft model's cache holds (prompt + max_new_tokens)
+/// @throws Error when prompt lookup is off and no draft model is given.
+Drafter make_drafter(const GenerationConfig& config, const Gpt2* assistant, std::span<const int> eos_ids,
+                     size_t capacity);
+
 /// Speculative decoding on the KV cache: the same Generation plain decoding gives with the same
 /// config (greedy: token for token; sampling: in distribution), in fewer target steps when drafts
-/// are kept. Each round drafts min(k, tokens left - 1), verifies them in one decode call with
-/// BatchKernels::Invariant, keeps a prefix by verify_drafts with coins_per_round coins from
-/// Rng(config.seed), rolls the cache back, and appends each kept token with append_token (EOS,
-/// max_new_tokens, min_new_tokens and stop strings act mid-round). The request is checked first
-/// (check_request). Introduced in chapter 08.
+/// are kept. Each round drafts min(k, tokens left - 1) with k from drafts_per_round and
+/// next_drafts_per_round, verifies them in one decode call with BatchKernels::Invariant, keeps a
+/// prefix by verify_drafts with coins_per_round coins from Rng(config.seed), rolls the cache back,
+/// and appends each kept token with append_token (EOS, max_new_tokens, min_new_tokens and stop
+/// strings act mid-round). The request is checked first (check_request). Introduced in chapter 08.
 /// @param target the model whose distribution the output follows
 /// @param tokenizer its tokenizer (the text)
 /// @param prompt the prompt's ids
-/// @param config the knobs, as for generate
+/// @param config the knobs, as for generate, with the speculative ones
 /// @param drafter proposes each round's tokens
-/// @param k the most drafts per round (num_assistant_tokens), >= 1
 /// @param stats filled with what the run did, when given
 /// @param on_step told about every kept token, as in generate
-/// @throws Error on a bad request, config or k.
+/// @throws Error on a bad request or config.
 Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, const std::vector<int>& prompt,
-                                const GenerationConfig& config, const Drafter& drafter, int k,
+                                const GenerationConfig& config, const Drafter& drafter,
                                 SpeculativeStats* stats = nullptr, const StepObserver& on_step = {});
 
 /// Expected tokens one round emits when each draft is kept with probability alpha:
