@@ -15,26 +15,31 @@ namespace {
 
 // y[b, j0:j1] += sum_{i0 <= i < i1} x[b, i] W[i, j0:j1] for every row b.
 //   x: (B, in), W: (in, out), y: (B, out)
-// Four rows of W at a time: each weight is read from memory once for all B rows, and y (in
-// cache) is read and written once per four rows of W; eight rows (eight memory streams) read
-// slower (docs/measurements.md).
+// Four rows of W at a time: each weight is read from memory once for all B rows (and, a block
+// of four rows by 32 or 64 columns at a time, into registers or L1 once for all of them, so a call
+// of k + 1 rows costs little more than one row: chapter 08's verification), and y (in cache) is
+// read and written once per four rows of W; eight rows (eight memory streams) read slower
+// (docs/measurements.md).
 // The order of the sums for one y[b, j] does not depend on B, on j0/j1 or on the version:
 // y, then + x[b, i] W[i, j] for i = i0, i0 + 1, ... in turn.
 DECODEBOOK_CLONES
 void matvec_columns_generic(const float* __restrict x, size_t B, const float* __restrict W, size_t in,
                             size_t out, size_t i0, size_t i1, size_t j0, size_t j1, float* __restrict y) {
-    constexpr size_t R = 4;
+    constexpr size_t R = 4, J = 64;  // J columns of four rows (1 KiB of W) stay in L1 for every row b
     size_t i = i0;
     for (; i + R <= i1; i += R) {
         const float* w = W + i * out;  // rows i..i+3, out floats apart
-        for (size_t b = 0; b < B; ++b) {
-            float xr[R];
-            for (size_t r = 0; r < R; ++r) xr[r] = x[b * in + i + r];
-            float* yb = y + b * out;
-            for (size_t j = j0; j < j1; ++j) {
-                float sum = yb[j];
-                for (size_t r = 0; r < R; ++r) sum += xr[r] * w[r * out + j];
-                yb[j] = sum;
+        for (size_t jb = j0; jb < j1; jb += J) {
+            const size_t je = std::min(jb + J, j1);
+            for (size_t b = 0; b < B; ++b) {
+                float xr[R];
+                for (size_t r = 0; r < R; ++r) xr[r] = x[b * in + i + r];
+                float* yb = y + b * out;
+                for (size_t j = jb; j < je; ++j) {
+                    float sum = yb[j];
+                    for (size_t r = 0; r < R; ++r) sum += xr[r] * w[r * out + j];
+                    yb[j] = sum;
+                }
             }
         }
     }
@@ -59,25 +64,34 @@ void matvec_columns_avx512(const float* __restrict x, size_t B, const float* __r
     size_t i = i0;
     for (; i + R <= i1; i += R) {
         const float* w = W + i * out;  // rows i..i+3, out floats apart
-        for (size_t b = 0; b < B; ++b) {
-            const float* xb = x + b * in + i;
-            const Lanes x0 = Lanes{} + xb[0], x1 = Lanes{} + xb[1], x2 = Lanes{} + xb[2], x3 = Lanes{} + xb[3];
-            float* yb = y + b * out;
-            size_t j = j0;
-            for (; j + step <= j1; j += step) {
-                for (size_t k = j; k < j + step; k += L) {
-                    Lanes sum = load_lanes<Lanes>(yb + k);
-                    sum += x0 * load_lanes<Lanes>(w + k);
-                    sum += x1 * load_lanes<Lanes>(w + out + k);
-                    sum += x2 * load_lanes<Lanes>(w + 2 * out + k);
-                    sum += x3 * load_lanes<Lanes>(w + 3 * out + k);
-                    std::memcpy(yb + k, &sum, sizeof sum);
+        size_t j = j0;
+        for (; j + step <= j1; j += step) {
+            // the 4 x 32 weights once into registers, then every row b of the batch uses them
+            // (chapter 08's verification: k + 1 rows read W once)
+            Lanes wr[R][2];
+            for (size_t r = 0; r < R; ++r)
+                for (size_t h = 0; h < 2; ++h) wr[r][h] = load_lanes<Lanes>(w + r * out + j + h * L);
+            for (size_t b = 0; b < B; ++b) {
+                const float* xb = x + b * in + i;
+                const Lanes x0 = Lanes{} + xb[0], x1 = Lanes{} + xb[1], x2 = Lanes{} + xb[2], x3 = Lanes{} + xb[3];
+                float* yb = y + b * out + j;
+                for (size_t h = 0; h < 2; ++h) {
+                    Lanes sum = load_lanes<Lanes>(yb + h * L);
+                    sum += x0 * wr[0][h];
+                    sum += x1 * wr[1][h];
+                    sum += x2 * wr[2][h];
+                    sum += x3 * wr[3][h];
+                    std::memcpy(yb + h * L, &sum, sizeof sum);
                 }
             }
-            for (; j < j1; ++j) {  // the last (j1 - j0) % 32 columns
-                float sum = yb[j];
-                for (size_t r = 0; r < R; ++r) sum += xb[r] * w[r * out + j];
-                yb[j] = sum;
+        }
+        for (size_t b = 0; b < B; ++b) {
+            const float* xb = x + b * in + i;
+            float* yb = y + b * out;
+            for (size_t jj = j; jj < j1; ++jj) {  // the last (j1 - j0) % 32 columns
+                float sum = yb[jj];
+                for (size_t r = 0; r < R; ++r) sum += xb[r] * w[r * out + jj];
+                yb[jj] = sum;
             }
         }
     }
@@ -116,7 +130,25 @@ void dot_rows(const float* __restrict x, size_t B, const float* __restrict M, si
     for (size_t r = r0; r < r0 + half; ++r) {
         const float* m0 = M + r * n;
         const float* m1 = m0 + half * n;
-        for (size_t b = 0; b < B; ++b) {
+        size_t b = 0;
+        for (; b + 2 <= B; b += 2) {  // two rows of x at once: four independent sums in flight
+            const float* xb = x + b * n;
+            const float* xc = xb + n;
+            Lanes a0 = {}, a1 = {}, c0 = {}, c1 = {};
+            for (size_t i = 0; i < n16; i += L) {
+                const Lanes mi0 = load_lanes<Lanes>(m0 + i), mi1 = load_lanes<Lanes>(m1 + i);
+                const Lanes xi = load_lanes<Lanes>(xb + i), xj = load_lanes<Lanes>(xc + i);
+                a0 += mi0 * xi;
+                a1 += mi1 * xi;
+                c0 += mi0 * xj;
+                c1 += mi1 * xj;
+            }
+            y[b * rows + r] = dot_total(a0, m0, xb, n16, n);
+            y[b * rows + r + half] = dot_total(a1, m1, xb, n16, n);
+            y[(b + 1) * rows + r] = dot_total(c0, m0, xc, n16, n);
+            y[(b + 1) * rows + r + half] = dot_total(c1, m1, xc, n16, n);
+        }
+        for (; b < B; ++b) {
             const float* xb = x + b * n;
             Lanes a0 = {}, a1 = {};
             for (size_t i = 0; i < n16; i += L) {
