@@ -9,7 +9,9 @@
 //   decode tokens/s (128 new tokens) on 1 and 2 threads, each beside the machine's read bandwidth
 //   measured in the same rounds, and the decode roofline; prefill tokens/s of a 128-token prompt with
 //   each BLAS library (--blas-list: the linked OpenBLAS, Debian's BLIS); cached vs naive for 200 new
-//   tokens; peak memory; then the cached vs naive ratio on the embedded model.
+//   tokens; peak memory; then the cached vs naive ratio on the embedded model; then (chapter 08)
+//   the cost of one decode call verifying k = 1..8 drafted tokens against one decode step on the
+//   GPT-2 124M shape, and the speed-up of speculative decoding on the embedded model.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -19,12 +21,19 @@
 #include <fstream>
 #include <iostream>
 #include <numeric>
+#include <optional>
+#include <span>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/course/cli.hpp"
+#include "decodebook/course/model_dir.hpp"
+#include "decodebook/decoding/cached_loops.hpp"
+#include "decodebook/decoding/speculative.hpp"
+#include "decodebook/model/cached_sequence.hpp"
+#include "decodebook/model/tokenizer.hpp"
 #include "decodebook/course/random_model.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/model/gpt2.hpp"
@@ -116,6 +125,53 @@ std::pair<double, double> naive_and_cached_seconds(const Gpt2& model, int new_to
     return {naive, fast};
 }
 
+// One decode call of k + 1 tokens (a speculative round's verification: the last kept token and
+// k drafts, BatchKernels::Invariant) and one of a single token, interleaved at the end of an
+// 8-token prompt, the cache cut back after each. Median seconds of each over `repeats` pairs.
+std::pair<double, double> step_and_verify_seconds(const Gpt2& model, int k, int repeats) {
+    const std::vector<int> prompt = prompt_of(model.config(), 8);
+    const std::vector<int> batch = prompt_of(model.config(), static_cast<size_t>(k) + 1);
+    KvCache cache(model.config(), 1, prompt.size() + batch.size(), batch.size());
+    CachedSequence seq(model, cache, 0, BatchKernels::Invariant);
+    seq.prefill(prompt);
+    std::vector<double> one, many;
+    for (int r = 0; r < repeats; ++r) {
+        auto start = Clock::now();
+        seq.append(std::span<const int>(batch).first(1));
+        one.push_back(seconds_since(start));
+        seq.truncate(prompt.size());
+        start = Clock::now();
+        seq.append(batch);
+        many.push_back(seconds_since(start));
+        seq.truncate(prompt.size());
+    }
+    std::sort(one.begin(), one.end());
+    std::sort(many.begin(), many.end());
+    return {one[one.size() / 2], many[many.size() / 2]};
+}
+
+// Greedy on the embedded model: plain cached decoding against speculative decoding with `config`'s
+// drafter; tokens/s of each (the fastest of `repeats`) and what speculation did.
+struct SpecFigures {
+    double plain_tps = 0, spec_tps = 0;
+    SpeculativeStats stats;
+};
+SpecFigures speculative_figures(const Gpt2& target, const Tokenizer& tok, const Gpt2* draft, const GenerationConfig& config,
+                                const std::vector<int>& prompt, int repeats) {
+    SpecFigures f;
+    const std::vector<int> eos = resolve_eos_ids(config, target.config().eos_token_id);
+    for (int r = 0; r < repeats; ++r) {
+        auto start = Clock::now();
+        const Generation plain = generate_cached(target, tok, prompt, config, make_sampler(config, config.seed));
+        f.plain_tps = std::max(f.plain_tps, plain.ids.size() / seconds_since(start));
+        const Drafter drafter = make_drafter(config, draft, eos, prompt.size() + static_cast<size_t>(config.max_new_tokens));
+        start = Clock::now();
+        const Generation spec = generate_speculative(target, tok, prompt, config, drafter, &f.stats);
+        f.spec_tps = std::max(f.spec_tps, spec.ids.size() / seconds_since(start));
+    }
+    return f;
+}
+
 void row(const char* what, const std::string& value, const std::string& ratio = "") {
     std::printf("  %-44s %-22s %s\n", what, value.c_str(), ratio.c_str());
 }
@@ -136,7 +192,8 @@ std::string percent_of(double part, double whole, const char* of) {
 
 int main(int argc, char** argv) {
     ProgramInfo info("decodebook-bench",
-                     "decode and prefill speed of the cached model against this machine's memory roofline (chapter 07)",
+                     "decode and prefill speed of the cached model against this machine's memory roofline (chapter 07), "
+                     "and what verifying drafts costs (chapter 08)",
                      "");
     info.knob_groups = {};  // no decoding knobs: it measures greedy decoding
     info.extra = {{"gpt2-small-dir", "folder of the GPT-2-124M-shaped random model (written there if missing)",
@@ -147,7 +204,8 @@ int main(int argc, char** argv) {
                   {"naive-tokens", "new tokens of the cached vs naive comparison (0 skips it)", "200"},
                   {"max-threads", "measure decode on 1..N threads", "2"},
                   {"rounds", "rounds of (read bandwidth, decode, read bandwidth) per thread count; the fastest decode counts, against its own round's bandwidth", "3"},
-                  {"blas-list", "BLAS libraries to measure prefill with, comma-separated (see --blas)", "openblas,blis"}};
+                  {"blas-list", "BLAS libraries to measure prefill with, comma-separated (see --blas)", "openblas,blis"},
+                  {"assistant-model", "the draft model of the speculative figures (chapter 08)", builtin_draft_dir()}};
     const CommandLine cl = parse_command_line(argc, argv, info);
     return run_program([&] {
         const int decode_tokens = cl.extra_int("decode-tokens", 2, 1000);
@@ -303,6 +361,47 @@ int main(int argc, char** argv) {
             report["cached_vs_naive"] = {{"new_tokens", naive_tokens}, {"naive_s", naive}, {"cached_s", cached},
                                          {"embedded_new_tokens", small_tokens},
                                          {"embedded_naive_s", naive_s}, {"embedded_cached_s", cached_s}};
+        }
+        // 4. speculative decoding (chapter 08): verification on the GPT-2 124M shape, then the
+        // speed-up on the embedded model with prompt lookup and with the draft model
+        std::cout << "\nspeculative decoding (chapter 08; 1 thread)\n";
+        std::cout << "one decode call verifying k drafts (k + 1 tokens, Invariant kernels), GPT-2 124M shape, median "
+                     "of 5 interleaved with single steps:\n";
+        for (int k = 1; k <= 8; ++k) {
+            const auto [one, many] = step_and_verify_seconds(model, k, 5);
+            row(("verify k = " + std::to_string(k)).c_str(), fixed(many * 1e3, 1, "ms"),
+                fixed(many / one, 2, "x one decode step (") + fixed(one * 1e3, 1, "ms)"));
+            report["verify"].push_back({{"k", k}, {"step_s", one}, {"verify_s", many}, {"ratio", many / one}});
+        }
+        {
+            const Gpt2 small = Gpt2::load(cl.model_dir);
+            const Tokenizer tok = Tokenizer::load(cl.model_dir);
+            const std::string draft_dir = resolve_assistant_dir(cl.extra.at("assistant-model"));
+            const std::optional<Gpt2> draft = draft_dir.empty() ? std::nullopt : std::optional<Gpt2>(Gpt2::load(draft_dir));
+            const std::vector<int> prompt = tok.encode("The best way to");
+            GenerationConfig config;
+            config.max_new_tokens = 96;
+            std::cout << "embedded model, greedy, 96 new tokens after 'The best way to' (the fastest of 5):\n";
+            GenerationConfig lookup = config;
+            lookup.prompt_lookup_num_tokens = 4;
+            std::vector<std::pair<std::string, GenerationConfig>> runs{{"prompt lookup (HF, 4 tokens)", lookup}};
+            if (draft) {
+                for (const int k : {2, 4}) {
+                    GenerationConfig c = config;
+                    c.num_assistant_tokens = k;
+                    runs.emplace_back("draft model, k = " + std::to_string(k), c);
+                }
+            }
+            for (const auto& [name, c] : runs) {
+                const SpecFigures f = speculative_figures(small, tok, draft ? &*draft : nullptr, c, prompt, 5);
+                row(name.c_str(), fixed(f.spec_tps, 0, "tokens/s"),
+                    fixed(f.spec_tps / f.plain_tps, 2, "x plain (") + fixed(f.plain_tps, 0, "tokens/s), ") +
+                        fixed(static_cast<double>(f.stats.emitted) / f.stats.rounds, 2, "tokens per target call"));
+                report["speculative"].push_back({{"drafter", name}, {"plain_tokens_per_s", f.plain_tps},
+                                                 {"speculative_tokens_per_s", f.spec_tps},
+                                                 {"tokens_per_call", static_cast<double>(f.stats.emitted) / f.stats.rounds},
+                                                 {"acceptance", f.stats.acceptance()}});
+            }
         }
         if (!json_path.empty()) {
             std::ofstream(json_path) << report.dump(2) << "\n";

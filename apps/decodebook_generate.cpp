@@ -9,9 +9,12 @@
 // and exit with code 2. Text streams as it is generated; tokens/s goes to stderr. With
 // --num-beams N > 1 it runs beam search (chapter 05) and prints each returned sequence with its score.
 // Both run on the KV cache (chapter 07): one position per step, as fast as this machine's memory allows.
+// With --assistant-model DIR or --prompt-lookup-num-tokens N it decodes speculatively (chapter 08) and
+// reports how many drafts the model kept and how many tokens each target forward produced.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,13 +26,14 @@
 #include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/sampler.hpp"
+#include "decodebook/decoding/speculative.hpp"
 
 using namespace decodebook;
 
 namespace {
 
 const std::vector<KnobGroup> kAllKnobs{KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties,
-                                       KnobGroup::Beams};
+                                       KnobGroup::Beams, KnobGroup::Speculative};
 
 struct Display {
     bool show_steps = false;
@@ -37,10 +41,16 @@ struct Display {
 };
 
 // Generate one continuation, streaming it; throws Error if the request is refused.
-void run(const Session& session, const GenerationConfig& config, const Display& display, const std::string& prompt) {
+void run(const Session& session, const Gpt2* draft, const GenerationConfig& config, const Display& display,
+         const std::string& prompt) {
     const std::vector<int> ids = session.tokenizer.encode(prompt);
     check_request(session.model.config(), ids, config);  // config, prompt and EOS ids, before any output
     if (display.show_chain) std::cout << "chain: " << LogitsChain(config).describe() << "\n";
+    if (config.num_beams > 1 && (draft || config.prompt_lookup_num_tokens > 0)) {
+        throw Error("speculative decoding with beam search is not offered (nor in HF: assisted generation is greedy or "
+                    "sampling)",
+                    "drop --num-beams, or --assistant-model and --prompt-lookup-num-tokens");
+    }
     if (config.num_beams > 1) {  // beam search: its own loop (chapter 05), nothing to stream
         const auto start = std::chrono::steady_clock::now();
         const std::vector<Hypothesis> hyps = beam_search_cached(session.model, session.tokenizer, ids, config);
@@ -52,6 +62,27 @@ void run(const Session& session, const GenerationConfig& config, const Display& 
         }
         std::cout.flush();
         std::fprintf(stderr, "[beam search, %d beams: %.2f s]\n", config.num_beams, seconds);
+        return;
+    }
+    if (draft || config.prompt_lookup_num_tokens > 0) {  // speculative decoding (chapter 08)
+        std::cout << prompt << std::flush;
+        const Drafter drafter = make_drafter(config, draft,
+                                             resolve_eos_ids(config, session.model.config().eos_token_id),
+                                             ids.size() + static_cast<size_t>(config.max_new_tokens));
+        SpeculativeStats st;
+        const auto start = std::chrono::steady_clock::now();
+        const Generation g = generate_speculative(session.model, session.tokenizer, ids, config, drafter, &st,
+                                                  print_text_to(std::cout));
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        std::cout << "\n";
+        if (display.show_steps) print_steps(std::cout, g.steps, session.tokenizer, {});
+        std::cout.flush();
+        std::fprintf(stderr,
+                     "[%zu tokens in %.2f s: %.1f tokens/s, finish_reason %s; speculative (%s): %d of %d drafts kept "
+                     "(acceptance %.0f %%), %.2f tokens per target forward over %d rounds]\n",
+                     g.ids.size(), seconds, static_cast<double>(g.ids.size()) / seconds, to_string(g.finish_reason).c_str(),
+                     config.prompt_lookup_num_tokens > 0 ? "prompt lookup" : "draft model", st.accepted, st.drafted,
+                     100.0 * st.acceptance(), st.rounds ? static_cast<double>(st.emitted) / st.rounds : 0.0, st.rounds);
         return;
     }
     std::cout << prompt << std::flush;
@@ -68,7 +99,7 @@ void run(const Session& session, const GenerationConfig& config, const Display& 
                  static_cast<double>(g.ids.size()) / seconds, to_string(g.finish_reason).c_str());
 }
 
-void repl(const Session& session, GenerationConfig config, Display display) {
+void repl(const Session& session, const Gpt2* draft, GenerationConfig config, Display display) {
     std::cout << "decodebook-generate interactive. Type a prompt, or :set NAME VALUE, :show, :help, :quit\n";
     // the prompt, then a line: until the input ends
     const auto next_line = [](std::string& line) {
@@ -103,7 +134,7 @@ void repl(const Session& session, GenerationConfig config, Display display) {
             } else if (line[0] == ':') {
                 std::cout << "unknown command " << line << " (try :help)\n";
             } else {
-                run(session, config, display, line);
+                run(session, draft, config, display, line);
             }
         } catch (const Error& e) {
             std::cout << "error: " << e.what() << "\n";
@@ -114,7 +145,7 @@ void repl(const Session& session, GenerationConfig config, Display display) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    ProgramInfo info{"decodebook-generate", "Generate text with every decoding parameter of chapters 00-07.",
+    ProgramInfo info{"decodebook-generate", "Generate text with every decoding parameter of chapters 00-08.",
                      "The best way to"};
     info.defaults.max_new_tokens = 48;
     info.knob_groups = kAllKnobs;
@@ -122,11 +153,12 @@ int main(int argc, char** argv) {
     const CommandLine cl = parse_command_line(argc, argv, info);
     return run_program([&] {
         const Session session = open_session(cl);
+        const std::optional<Gpt2> draft = open_assistant(cl, session);  // --assistant-model (chapter 08)
         const Display display{cl.show_steps, cl.show_chain};
         if (cl.interactive) {
-            repl(session, cl.config, display);
+            repl(session, draft ? &*draft : nullptr, cl.config, display);
         } else {
-            run(session, cl.config, display, cl.prompt);
+            run(session, draft ? &*draft : nullptr, cl.config, display, cl.prompt);
         }
         return 0;
     });

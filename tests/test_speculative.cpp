@@ -2,8 +2,11 @@
 // engine's own tests (inputs and expected outputs; the source is named beside it) or worked by hand.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "decodebook/base/error.hpp"
@@ -216,6 +219,57 @@ TEST_CASE("sampled speculative output has the target's distribution on a toy voc
     }
 }
 
+TEST_CASE("llama.cpp's sample-and-compare keeps the target's law and a draft with probability sum p q", "[speculative]") {
+    // llama.cpp common/sampling.cpp, common_sampler_sample_and_accept_n: the target samples its own
+    // token at each position and the draft survives only if it is the same token
+    Rng rng(11);
+    for (int trial = 0; trial < 3; ++trial) {
+        Vec zp = xt::zeros<float>({10}), zq = xt::zeros<float>({10});
+        for (size_t i = 0; i < 10; ++i) {
+            zp(i) = static_cast<float>(3 * rng.coin());
+            zq(i) = static_cast<float>(3 * rng.coin());
+        }
+        const Vec p = softmax(zp), q = softmax(zq);
+        std::map<int, double> law;
+        for (int i = 0; i < 10; ++i) law[i] = p(static_cast<size_t>(i));
+        std::map<int, int> counts;
+        const int n = 40000;
+        int kept = 0;
+        for (int run = 0; run < n; ++run) {
+            const int x = sample_inverse_cdf(q, rng.coin());
+            const std::vector<Vec> rows{p, p};
+            const double coins[] = {rng.coin(), rng.coin()};
+            const Verdict v = verify_sample_and_compare(rows, std::vector<int>{x}, coins);
+            kept += v.accepted;
+            ++counts[v.accepted == 1 ? x : v.next];
+        }
+        double product = 0, overlap = 0;
+        for (size_t i = 0; i < 10; ++i) {
+            product += p(i) * q(i);
+            overlap += std::min(p(i), q(i));
+        }
+        INFO("trial " << trial << ": sum p q " << product << ", sum min(p, q) " << overlap);
+        CHECK(chi_squared(counts, law, n) < 27.88);  // 9 degrees of freedom, p = 0.001
+        CHECK(static_cast<double>(kept) / n == Approx(product).margin(0.01));
+        CHECK(product < overlap - 0.05);  // why it keeps fewer drafts than Leviathan's rule
+    }
+    // greedy rows (one-hot p): the same verdicts as Leviathan's rule, on vLLM's early-mismatch case
+    const std::vector<Vec> rows{one_hot(1), one_hot(5), one_hot(3), one_hot(4)};
+    const double coins[] = {0.3, 0.6, 0.9, 0.1};
+    const std::vector<int> drafts{1, 2, 3};
+    const Verdict a = verify_sample_and_compare(rows, drafts, coins);
+    const Verdict b = verify_drafts(rows, drafts, {}, coins);
+    CHECK(a.accepted == 1);
+    CHECK(a.next == 5);
+    CHECK(b.accepted == a.accepted);
+    CHECK(b.next == a.next);
+    CHECK_THROWS_WITH(verify_sample_and_compare(rows, drafts, std::vector<double>{0.5}), Catch::Contains("k + 1 coins"));
+    GenerationConfig c;
+    set_knob(c, "verify-rule", "sample_and_compare");
+    CHECK(c.verify_rule == VerifyRule::SampleAndCompare);
+    CHECK_THROWS_WITH(set_knob(c, "verify_rule", "typical"), Catch::Contains("leviathan, sample_and_compare"));
+}
+
 TEST_CASE("vLLM's n-gram proposer cases", "[speculative][vllm][prompt-lookup]") {
     // vllm-project/vllm tests/v1/spec_decode/test_ngram.py (016e8ede): (tokens, min_n, max_n, k) -> proposal
     struct Case {
@@ -322,6 +376,9 @@ TEST_CASE("speculative greedy equals plain greedy token for token on every golde
                     CHECK(spec.finish_reason == plain.finish_reason);
                     CHECK(st.emitted == static_cast<int>(plain.ids.size()));
                     if (name == "draft = target") CHECK(st.accepted == st.drafted);  // every draft kept
+                    if (name == "draft = target") CHECK(st.rejected == 0);
+                    CHECK(st.rejected <= st.rounds);
+                    CHECK(st.accepted + st.rejected <= st.drafted);
                     if (name == "random draft") CHECK(st.accepted * 4 <= st.drafted);
                 }
             }
@@ -414,4 +471,86 @@ TEST_CASE("the speculative knobs are checked and a drafter is required", "[specu
     CHECK(make_drafter(lookup, nullptr, eos, 64)(ctx, 2).ids == std::vector<int>{4, 1});
     lookup.prompt_lookup_min = 2;
     CHECK(make_drafter(lookup, nullptr, eos, 64)(ctx, 2).ids.empty());
+}
+
+TEST_CASE("speculative runs equal the independent reference round for round", "[speculative][reference]") {
+    // tests/data/speculative.json (tests/reference/speculative.py, float64): whole runs with the
+    // prompt-lookup drafters (HF's and vLLM's rules) and, when it is there, the draft model, greedy
+    // and sampled; every decision of every round is at least min_margin from flipping, so float32
+    // must give the same drafts, the same verdicts and the same ids
+    const nlohmann::json g = golden::load("speculative.json");
+    REQUIRE(g["cases"].size() >= 6);
+    const std::vector<int> eos{model().config().eos_token_id};
+    std::map<std::string, std::unique_ptr<Gpt2>> assistants;  // each draft model loaded once
+    for (const auto& c : g["cases"]) {
+        const GenerationConfig config = golden::config(c);
+        const std::vector<int> prompt = c["prompt_ids"].get<std::vector<int>>();
+        const std::string kind = c["drafter"].get<std::string>();
+        INFO("case " << c["name"] << ": " << kind << ", " << c["chain"] << ", seed " << c["seed"]);
+        CHECK(LogitsChain(config).describe() == c["chain"].get<std::string>());
+        const Gpt2* assistant = nullptr;
+        if (kind == "draft_model") {
+            REQUIRE(config.prompt_lookup_num_tokens == 0);
+            const std::string dir = c["assistant"].get<std::string>();  // relative to the source tree
+            std::unique_ptr<Gpt2>& m = assistants[dir];
+            const std::filesystem::path root = std::filesystem::path(golden::model_dir()).parent_path().parent_path();
+            if (!m) m = std::make_unique<Gpt2>(Gpt2::load((root / dir).string()));
+            assistant = m.get();
+        } else {
+            REQUIRE(config.prompt_lookup_num_tokens > 0);
+            CHECK((config.prompt_lookup_min > 0) == (kind == "prompt_lookup_vllm"));
+        }
+        // the drafter the config asks for, watched: where each round starts, k, the drafts
+        struct Call {
+            size_t start;
+            int k;
+            std::vector<int> ids;
+        };
+        std::vector<Call> calls;
+        const Drafter inner = make_drafter(config, assistant, eos, prompt.size() + static_cast<size_t>(config.max_new_tokens));
+        const Drafter watched = [&](const DecodeContext& context, int k) {
+            Draft d = inner(context, k);
+            calls.push_back({context.generated.size(), k, d.ids});
+            return d;
+        };
+        SpeculativeStats st;
+        const Generation out = generate_speculative(model(), tokenizer(), prompt, config, watched, &st);
+        const std::vector<int> expected = c["ids"].get<std::vector<int>>();
+        INFO("expected: " << golden::join(expected) << "\nfound:    " << golden::join(out.ids));
+        CHECK(out.ids == expected);
+        CHECK(out.text == c["text"].get<std::string>());
+        CHECK(out.finish_reason == (c["stopped_by_eos"].get<bool>() ? FinishReason::Eos : FinishReason::Length));
+        const nlohmann::json& stats = c["stats"];
+        CHECK(st.rounds == stats["rounds"].get<int>());
+        CHECK(st.drafted == stats["drafted"].get<int>());
+        CHECK(st.accepted == stats["accepted"].get<int>());
+        CHECK(st.emitted == stats["emitted"].get<int>());
+        // round for round: a round starts after the previous one's accepted drafts and next token, so
+        // equal starts mean equal accepted counts; each round emits a prefix of drafts[:accepted] + [next]
+        size_t start = 0, call = 0;
+        for (size_t r = 0; r < c["rounds"].size(); ++r) {
+            const nlohmann::json& round = c["rounds"][r];
+            const int k = round[0].get<int>();
+            const std::vector<int> drafts = round[1].get<std::vector<int>>();
+            const int accepted = round[2].get<int>(), next = round[3].get<int>();
+            INFO("round " << r << " from token " << start << ": k " << k << ", drafts " << golden::join(drafts)
+                          << ", " << accepted << " kept, next " << next);
+            if (k > 0) {  // k = 0: one token left, the drafter is not asked
+                REQUIRE(call < calls.size());
+                CHECK(calls[call].start == start);
+                CHECK(calls[call].k == k);
+                CHECK(calls[call].ids == drafts);
+                ++call;
+            }
+            std::vector<int> emitted(drafts.begin(), drafts.begin() + accepted);
+            emitted.push_back(next);
+            REQUIRE(start < out.ids.size());
+            const size_t n = std::min(emitted.size(), out.ids.size() - start);
+            CHECK(std::vector<int>(out.ids.begin() + static_cast<long>(start), out.ids.begin() + static_cast<long>(start + n)) ==
+                  std::vector<int>(emitted.begin(), emitted.begin() + static_cast<long>(n)));
+            start += emitted.size();
+        }
+        CHECK(call == calls.size());
+        CHECK(start >= out.ids.size());
+    }
 }

@@ -2,6 +2,7 @@
 
     /usr/bin/python3 tests/reference/make_goldens.py           # (re)write tests/data/*.json
     /usr/bin/python3 tests/reference/make_goldens.py --check   # regenerate in memory, compare
+    /usr/bin/python3 tests/reference/make_goldens.py [--check] speculative.json   # only the files named
 
 --check exits 1 (naming the file and case that differ) if any file on disk differs, else 0.
 Never imports the C++ sources or the training code (models/training/).
@@ -23,6 +24,7 @@ import decode  # noqa: E402
 import gpt2  # noqa: E402
 import rng  # noqa: E402
 import sampling  # noqa: E402
+import speculative  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 MODEL_REL = "models/fortunes-gpt2"
@@ -602,10 +604,150 @@ def build_top_p_rules(model, log):
                 cases=cases)
 
 
+# ----------------------------------------------------------------------------- speculative decoding
+
+DRAFT_REL = "models/fortunes-draft"
+DRAFT_DIR = os.path.join(ROOT, DRAFT_REL)
+
+# Openings for the speculative searches: some repeat themselves (prompt lookup finds its drafts
+# in them), some are the sampling prompts. Attempt j of the i-th case uses prompt (i + j) mod len
+# and seed j (greedy: seed 0).
+SPECULATIVE_PROMPTS = [
+    "The best way to predict the future is to invent it. The best way to",
+    "A computer is",
+    "Q: What do you call a fish with no eyes?\nA: A fsh.\n\nQ: What do you call",
+    "Life is",
+    "You will be happy. You will be rich. You will",
+    "A wise man once said that a wise man",
+    "Never trust a computer you can't throw out a window. Never trust",
+    "If you",
+    "There is no place like home. There is no",
+    "You will",
+]
+SPECULATIVE_LENGTHS = (32, 16)  # max_new_tokens tried in turn
+SPECULATIVE_BUDGET = 40         # (prompt, seed) attempts per case and length (greedy: one per prompt)
+SPECULATIVE_MIN_KEPT = 2        # a case keeps at least this many drafts (and rejects at least one)
+
+# (name, knobs): knobs are decodebook's (HF's) names, as golden::config sets them. do_sample false =
+# greedy. Prompt lookup: q = none (a deterministic draft).
+GREEDY = {"do_sample": False}
+SPECULATIVE_LOOKUP_CASES = [
+    ("lookup_hf_greedy_k3", dict(GREEDY, prompt_lookup_num_tokens=3)),
+    ("lookup_hf_greedy_k10", dict(GREEDY, prompt_lookup_num_tokens=10)),
+    ("lookup_vllm_greedy_min1_max3_k5", dict(GREEDY, prompt_lookup_num_tokens=5, prompt_lookup_min=1,
+                                             max_matching_ngram_size=3)),
+    ("lookup_hf_greedy_repetition_1.1_k4", dict(GREEDY, repetition_penalty=1.1, prompt_lookup_num_tokens=4)),
+    ("lookup_hf_greedy_min_new_tokens_k4", dict(GREEDY, min_new_tokens=6, prompt_lookup_num_tokens=4)),
+    ("lookup_hf_t0.7_top_k_40_k4", dict(do_sample=True, temperature=0.7, top_k=40, prompt_lookup_num_tokens=4)),
+    ("lookup_hf_t1_k2", dict(do_sample=True, prompt_lookup_num_tokens=2)),
+    ("lookup_vllm_t1_top_k_40_min2_max3_k3", dict(do_sample=True, top_k=40, order="vllm", prompt_lookup_num_tokens=3,
+                                                  prompt_lookup_min=2, max_matching_ngram_size=3)),
+    ("lookup_vllm_t0.7_top_p_0.9_min1_max2_k6", dict(do_sample=True, temperature=0.7, top_p=0.9,
+                                                     prompt_lookup_num_tokens=6, prompt_lookup_min=1)),
+]
+SPECULATIVE_DRAFT_CASES = [
+    ("draft_greedy_k4", dict(GREEDY, num_assistant_tokens=4)),
+    ("draft_greedy_heuristic_k2", dict(GREEDY, num_assistant_tokens=2, num_assistant_tokens_schedule="heuristic")),
+    ("draft_t0.7_top_k_40_k3", dict(do_sample=True, temperature=0.7, top_k=40, num_assistant_tokens=3)),
+    ("draft_t0.7_top_p_0.9_heuristic_k4", dict(do_sample=True, temperature=0.7, top_p=0.9, num_assistant_tokens=4,
+                                               num_assistant_tokens_schedule="heuristic")),
+    ("draft_t1_k5", dict(do_sample=True, num_assistant_tokens=5)),
+]
+
+
+def load_draft(model, log):
+    """The draft model when models/fortunes-draft is there (same tokenizer files), else None."""
+    if not os.path.exists(os.path.join(DRAFT_DIR, "model.safetensors")):
+        log("speculative: %s/model.safetensors is missing: no draft-model cases" % DRAFT_REL)
+        return None
+    draft = gpt2.load_model(DRAFT_DIR)
+    for name in ("vocab.json", "merges.txt"):
+        assert draft.sha256[name] == model.sha256[name], "%s: %s differs from the target's" % (DRAFT_REL, name)
+    assert draft.vocab_size == model.vocab_size and draft.eos_token_id == model.eos_token_id
+    return draft
+
+
+def speculative_case(model, tok, draft, name, prompt, knobs, seed, max_new, stop_below):
+    ids = tok.encode(prompt.encode("utf-8"))
+    order = knobs.get("order", "hf")
+    params = {k: v for k, v in knobs.items() if k != "order"}
+    cfg = speculative.make_config(seed=seed, max_new_tokens=max_new, order=order, **params)
+    r = speculative.generate(model, ids, cfg, draft_model=draft, stop_below=stop_below)
+    kind = ("draft_model" if cfg["prompt_lookup_num_tokens"] == 0 else
+            "prompt_lookup_vllm" if cfg["prompt_lookup_min"] > 0 else "prompt_lookup_hf")
+    case = {"name": name, "drafter": kind}
+    if kind == "draft_model":
+        case["assistant"] = DRAFT_REL
+    case.update({"prompt": prompt, "prompt_ids": ids, "params": params, "order": order,
+                 "chain": speculative.describe(cfg), "seed": seed, "max_new_tokens": max_new, "ids": r["ids"],
+                 "text": tok.decode(r["ids"]).decode("utf-8", errors="replace"),
+                 "stopped_by_eos": r["stopped_by_eos"], "stats": r["stats"],
+                 "rounds": [[rd["k"], rd["drafts"], rd["accepted"], rd["next"]] for rd in r["rounds"]],
+                 "min_margin": r["min_margin"]})
+    return case, r
+
+
+def search_speculative(model, tok, draft, name, knobs, first):
+    """The first (length, prompt, seed) whose run passes MIN_MARGIN, has at least MIN_SAMPLED_TOKENS
+    tokens (with min_new_tokens: ends with EOS), keeps at least SPECULATIVE_MIN_KEPT drafts and
+    rejects one."""
+    rejected = {}
+    greedy = not knobs.get("do_sample", False)
+    for max_new in SPECULATIVE_LENGTHS:
+        for j in range(len(SPECULATIVE_PROMPTS) if greedy else SPECULATIVE_BUDGET):
+            prompt, seed = SPECULATIVE_PROMPTS[(first + j) % len(SPECULATIVE_PROMPTS)], (0 if greedy else j)
+            c, r = speculative_case(model, tok, draft, name, prompt, knobs, seed, max_new, MIN_MARGIN)
+            st = r["stats"]
+            why = (r["limit"] if r["aborted"] else
+                   "short" if len(r["ids"]) < min(MIN_SAMPLED_TOKENS, max_new) else
+                   "few drafts kept" if st["accepted"] < SPECULATIVE_MIN_KEPT else
+                   "no draft rejected" if st["accepted"] == st["drafted"] else
+                   "no EOS" if knobs.get("min_new_tokens", 0) > 0 and not r["stopped_by_eos"] else None)
+            if why:
+                rejected[why] = rejected.get(why, 0) + 1
+                continue
+            return c, rejected
+    return None, rejected
+
+
+def build_speculative(model, log):
+    tok = bpe.default_tokenizer(MODEL_DIR)
+    draft = load_draft(model, log)
+    cases = []
+    todo = SPECULATIVE_LOOKUP_CASES + (SPECULATIVE_DRAFT_CASES if draft is not None else [])
+    for i, (name, knobs) in enumerate(todo):
+        c, rejected = search_speculative(model, tok, draft, name, knobs, i)
+        rej = ", ".join("%s %d" % kv for kv in sorted(rejected.items())) or "none"
+        if c is None:
+            log("WARNING: speculative: dropped %s (nothing passed; rejected: %s)" % (name, rej))
+            continue
+        if c["chain"].endswith("argmax") and c["params"].get("repetition_penalty", 1) == 1 \
+                and c["params"].get("min_new_tokens", 0) == 0:
+            # speculative greedy is greedy decoding, token for token
+            assert decode.greedy(model, c["prompt_ids"], c["max_new_tokens"])["ids"] == c["ids"], name
+        cases.append(c)
+        st = c["stats"]
+        log("speculative: %-40s %-24r seed %2d, %2d tokens, %2d rounds, %2d/%2d kept, margin %.3g; rejected: %s"
+            % (name, c["prompt"][:24], c["seed"], len(c["ids"]), st["rounds"], st["accepted"], st["drafted"],
+               c["min_margin"], rej))
+    out = header("Speculative decoding (tests/reference/speculative.py, float64): whole runs of the target "
+                 "with a prompt-lookup drafter (HF's rule: prompt_lookup_min 0; vLLM's: prompt_lookup_min >= 1; "
+                 "q = none) or the draft model `assistant` (q = its processed distribution, its own coins from "
+                 "Rng(seed + 1)). Each round asks for min(k, left - 1) drafts, draws k' + 1 coins of Rng(seed) "
+                 "for the k' it got, keeps a prefix and draws the next token. rounds: [k asked (0: no "
+                 "drafter call), drafts, accepted, next] per round; stats: rounds, drafted, accepted, emitted. "
+                 "Every decision of every round is at least min_margin (>= %g) from flipping." % MIN_MARGIN, model)
+    if draft is not None:
+        out["assistant"] = DRAFT_REL
+        out["assistant_sha256"] = draft.sha256
+    return dict(out, cases=cases)
+
+
 BUILDERS = [("rng.json", build_rng), ("tokenizer.json", build_tokenizer),
             ("logits.json", build_logits), ("greedy.json", build_greedy),
             ("sampling.json", build_sampling), ("processors.json", build_processors),
-            ("beams.json", build_beams), ("top_p_rules.json", build_top_p_rules)]
+            ("beams.json", build_beams), ("top_p_rules.json", build_top_p_rules),
+            ("speculative.json", build_speculative)]
 
 # ----------------------------------------------------------------------------- output
 
@@ -655,14 +797,18 @@ def describe_difference(fname, new_text, old_text):
 
 def main(argv):
     check = "--check" in argv[1:]
-    unknown = [a for a in argv[1:] if a != "--check"]
+    names = [a for a in argv[1:] if a != "--check"]
+    known = [f for f, _ in BUILDERS]
+    unknown = [a for a in names if a not in known]
     if unknown:
-        print("usage: %s [--check]" % argv[0], file=sys.stderr)
+        print("usage: %s [--check] [FILE.json ...]   (files: %s)" % (argv[0], " ".join(known)), file=sys.stderr)
         return 2
     log = lambda msg: print(msg, file=sys.stderr)
     model = gpt2.load_model(MODEL_DIR)
     bad = False
     for fname, build in BUILDERS:
+        if names and fname not in names:
+            continue
         text = dump(build(model, log))
         path = os.path.join(DATA_DIR, fname)
         if check:

@@ -7,6 +7,7 @@
 /// The list, order, hints and points live in `exercises/manifest.json`; `./grade` grades them.
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -21,7 +22,8 @@
 #include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/kv_cache.hpp"
 #include "decodebook/model/roofline.hpp"
-#include "decodebook/sampling/sampling.hpp"  // the library's helpers (softmax, candidate_order)
+#include "decodebook/sampling/sampling.hpp"  // the library's helpers (softmax, candidate_order,
+                                             // sample_inverse_cdf: 08.1 draws its residual with it)
 
 namespace decodebook {
 
@@ -117,5 +119,29 @@ double your_decode_roofline_ms(const ModelConfig& config, int bytes_per_weight, 
 /// Exercise 07.3: row r becomes the old row source[r], for every r at once (beam search).
 /// See decodebook::reorder_rows.
 void your_reorder_rows(xt::xtensor<float, 3>& rows, const std::vector<int>& source);
+
+/// Exercise 08.1: keep or replace one drafted token (speculative decoding's verdict at one
+/// position): `x` when accept_coin < p(x) / q(x) (never when p(x) or q(x) is 0), else the token
+/// sample_inverse_cdf draws with residual_coin from max(0, p - q) (null q: p without x).
+/// See decodebook::accept_draft, decodebook::residual and decodebook::verify_drafts.
+/// @param p (V) the target's distribution at this position
+/// @param q (V) the distribution the draft token was drawn from, or null for a deterministic draft
+/// @param x the drafted token
+/// @param accept_coin uniform in [0, 1): decides whether x is kept
+/// @param residual_coin uniform in [0, 1): draws the replacement when x is not kept
+/// @throws Error for an id outside the vocabulary, sizes that differ, or an empty residual.
+int your_verify_position(const xt::xtensor<float, 1>& p, const xt::xtensor<float, 1>* q, int x, double accept_coin,
+                         double residual_coin);
+
+/// Exercise 08.2: Hugging Face's prompt lookup: for n from min(max_ngram, length - 1) down to 1,
+/// the leftmost earlier occurrence of the last n tokens; up to num_tokens of what follows it, cut
+/// before the first EOS (the first match decides); empty when nothing matches.
+/// See decodebook::prompt_lookup_hf.
+/// @param sequence the prompt and the tokens generated so far
+/// @param max_ngram the longest n-gram tried first (max_matching_ngram_size)
+/// @param num_tokens the most tokens proposed (prompt_lookup_num_tokens)
+/// @param eos_ids a proposal stops before the first of them
+std::vector<int> your_prompt_lookup(std::span<const int> sequence, int max_ngram, int num_tokens,
+                                    std::span<const int> eos_ids);
 
 }  // namespace decodebook

@@ -113,6 +113,13 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         ("blas", "BLAS library for the prefill's matrix products: openblas (linked), blis (Debian's BLIS), or the "
                  "path of a CBLAS library; decodebook-bench compares them",
          cxxopts::value<std::string>()->default_value("openblas"), "NAME");
+    if (takes(info, KnobGroup::Speculative)) {
+        options.add_options()("assistant-model",
+                              "draft model folder for speculative decoding (same tokenizer as the model), or none; "
+                              "default: " + std::string(info.draft_by_default ? builtin_draft_dir() : "none"),
+                              cxxopts::value<std::string>()->default_value(info.draft_by_default ? builtin_draft_dir() : "none"),
+                              "DIR");
+    }
     if (!info.csv_columns.empty()) {
         options.add_options()("csv", "write the program's data as CSV to FILE (columns: " + info.csv_columns + ")",
                               cxxopts::value<std::string>()->default_value(""), "FILE");
@@ -186,6 +193,8 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         }
         if (!info.default_prompt.empty()) cl.prompt = result["prompt"].as<std::string>();
         cl.model_dir = resolve_model_dir(result["model"].as<std::string>());
+        if (takes(info, KnobGroup::Speculative))
+            cl.assistant_model_dir = resolve_assistant_dir(result["assistant-model"].as<std::string>());
         {
             CommandLine threads;  // --threads, read like an extra option: a whole number in range
             threads.extra["threads"] = result["threads"].as<std::string>();
@@ -211,6 +220,37 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
     cl.interactive = info.interactive && result.count("interactive") > 0;
     for (const ExtraOption& e : info.extra) cl.extra[e.flag] = result[e.flag].as<std::string>();
     return cl;
+}
+
+namespace {
+
+// Speculative decoding compares token ids: the draft's must mean what the target's mean.
+void check_same_vocabulary(const Tokenizer& target, const Tokenizer& draft, const std::string& dir) {
+    const Vocabulary& a = target.vocabulary();
+    const Vocabulary& b = draft.vocabulary();
+    const std::string fix = "train the draft model with the model's tokenizer (models/training/train_model.py --tokenizer DIR)";
+    if (a.size() != b.size())
+        throw Error("the draft model in '" + dir + "' has " + std::to_string(b.size()) + " tokens and the model " +
+                        std::to_string(a.size()),
+                    fix);
+    for (int id = 0; id < a.size(); ++id)
+        if (a.bytes[static_cast<size_t>(id)] != b.bytes[static_cast<size_t>(id)])
+            throw Error("the draft model in '" + dir + "' has another tokenizer: token " + std::to_string(id) +
+                            " differs from the model's",
+                        fix);
+}
+
+}  // namespace
+
+std::optional<Gpt2> open_assistant(const CommandLine& cl, const Session& s) {
+    if (cl.assistant_model_dir.empty()) return std::nullopt;
+    std::optional<Gpt2> draft(Gpt2::load(cl.assistant_model_dir));
+    check_same_vocabulary(s.tokenizer, Tokenizer::load(cl.assistant_model_dir), cl.assistant_model_dir);
+    if (draft->config().vocab_size != s.model.config().vocab_size)
+        throw Error("the draft model in '" + cl.assistant_model_dir + "' scores " + std::to_string(draft->config().vocab_size) +
+                        " tokens and the model " + std::to_string(s.model.config().vocab_size),
+                    "use a draft model trained with the model's tokenizer");
+    return draft;
 }
 
 Session open_session(const CommandLine& cl) {

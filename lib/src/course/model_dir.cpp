@@ -12,13 +12,44 @@ namespace decodebook {
 namespace fs = std::filesystem;
 
 std::string builtin_model_dir() { return DECODEBOOK_MODEL_DIR; }
+std::string builtin_draft_dir() { return DECODEBOOK_DRAFT_DIR; }
+
+namespace {
+
+// The checks both folders get: it exists, can be read, and is a folder.
+void check_folder(const std::string& dir, const std::string& what, const std::string& source, const std::string& fix) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(dir, ec);  // follows symlinks; a loop is an error, not a throw
+    if (st.type() == fs::file_type::not_found) {
+        throw Error(what + " folder '" + dir + "' (from " + source + ") does not exist", fix);
+    }
+    if (ec) {
+        throw Error(what + " folder '" + dir + "' (from " + source + ") cannot be read: " + ec.message(), fix);
+    }
+    if (st.type() != fs::file_type::directory) {
+        throw Error(what + " folder '" + dir + "' (from " + source + ") is not a folder", fix);
+    }
+}
+
+}  // namespace
+
+std::string resolve_assistant_dir(const std::string& cli_value) {
+    if (cli_value.empty() || cli_value == "none") return "";
+    check_folder(cli_value, "draft model", "--assistant-model",
+                 "pass --assistant-model with a model folder (the embedded one is " + builtin_draft_dir() +
+                     "), or none");
+    return cli_value;
+}
 
 std::string display_model_dir(const std::string& dir) {
-    std::error_code ec;
-    if (!fs::equivalent(dir, builtin_model_dir(), ec) || ec) return dir;
-    fs::path name = fs::path(builtin_model_dir()).lexically_normal();
-    if (name.filename().empty()) name = name.parent_path();  // a trailing '/'
-    return name.filename().string() + " (embedded)";
+    for (const std::string& builtin : {builtin_model_dir(), builtin_draft_dir()}) {
+        std::error_code ec;
+        if (!fs::equivalent(dir, builtin, ec) || ec) continue;
+        fs::path name = fs::path(builtin).lexically_normal();
+        if (name.filename().empty()) name = name.parent_path();  // a trailing '/'
+        return name.filename().string() + " (embedded)";
+    }
+    return dir;
 }
 
 std::string resolve_model_dir(const std::string& cli_value) {
@@ -36,17 +67,7 @@ std::string resolve_model_dir(const std::string& cli_value) {
     const std::string fix =
         "pass --model DIR, set DECODEBOOK_MODEL, or re-run cmake from the repository so the embedded model's "
         "path is baked in";
-    std::error_code ec;
-    const fs::file_status st = fs::status(dir, ec);  // follows symlinks; a loop is an error, not a throw
-    if (st.type() == fs::file_type::not_found) {
-        throw Error("model folder '" + dir + "' (from " + source + ") does not exist", fix);
-    }
-    if (ec) {
-        throw Error("model folder '" + dir + "' (from " + source + ") cannot be read: " + ec.message(), fix);
-    }
-    if (st.type() != fs::file_type::directory) {
-        throw Error("model folder '" + dir + "' (from " + source + ") is not a folder", fix);
-    }
+    check_folder(dir, "model", source, fix);
     return dir;
 }
 

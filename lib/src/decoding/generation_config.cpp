@@ -34,6 +34,8 @@ constexpr Spelling<EarlyStopping> kEarlyStopping[] = {
 constexpr Spelling<BeamScoring> kBeamScoring[] = {{BeamScoring::HuggingFace, "hf"}, {BeamScoring::Vllm, "vllm"}};
 constexpr Spelling<AssistantSchedule> kSchedules[] = {{AssistantSchedule::Constant, "constant"},
                                                       {AssistantSchedule::Heuristic, "heuristic"}};
+constexpr Spelling<VerifyRule> kVerifyRules[] = {{VerifyRule::Leviathan, "leviathan"},
+                                                 {VerifyRule::SampleAndCompare, "sample_and_compare"}};
 constexpr Spelling<StopMatch> kStopMatch[] = {
     {StopMatch::Earliest, "earliest"}, {StopMatch::ListOrder, "list_order"}, {StopMatch::TokenOverlap, "token_overlap"}};
 
@@ -311,12 +313,18 @@ std::vector<Knob> make_table() {
                             "0: HF's lookup rule; n: vLLM's (longest n-gram of at least n, earliest)",
                             &C::prompt_lookup_min, [](int v) { return v >= 0 && v <= 16; },
                             "in [0, 16] (0 = HF's rule), at most max_matching_ngram_size"));
+    t.push_back(choice("verify_rule", "verify-rule", G::Speculative,
+                       "leviathan (HF, vLLM): keep with min(1, p/q); sample_and_compare (llama.cpp): keep if the "
+                       "target's own draw matches",
+                       &C::verify_rule, kVerifyRules));
     return t;
 }
 
 }  // namespace
 
 std::string to_string(EarlyStopping rule) { return spell(kEarlyStopping, rule); }
+std::string to_string(VerifyRule rule) { return spell(kVerifyRules, rule); }
+VerifyRule parse_verify_rule(const std::string& text) { return parse_spelling(kVerifyRules, text, "verify_rule"); }
 std::string to_string(AssistantSchedule schedule) { return spell(kSchedules, schedule); }
 AssistantSchedule parse_assistant_schedule(const std::string& text) {
     return parse_spelling(kSchedules, text, "num_assistant_tokens_schedule");

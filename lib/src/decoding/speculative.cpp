@@ -76,6 +76,27 @@ Verdict verify_drafts(std::span<const xt::xtensor<float, 1>> p, std::span<const 
     return v;
 }
 
+Verdict verify_sample_and_compare(std::span<const xt::xtensor<float, 1>> p, std::span<const int> drafts,
+                                  std::span<const double> coins) {
+    const size_t k = drafts.size();
+    if (p.size() != k + 1 || coins.size() != k + 1) {
+        throw Error("verify_sample_and_compare got " + std::to_string(k) + " drafts, " + std::to_string(p.size()) +
+                        " target rows and " + std::to_string(coins.size()) + " coins",
+                    "pass k drafts, k + 1 target rows and k + 1 coins");
+    }
+    Verdict v;
+    for (size_t i = 0; i < k; ++i) {
+        const int own = sample_inverse_cdf(p[i], coins[i]);  // the target's own token at this position
+        if (own != drafts[i]) {
+            v.next = own;
+            return v;
+        }
+        ++v.accepted;
+    }
+    v.next = sample_inverse_cdf(p[k], coins[k]);
+    return v;
+}
+
 std::vector<int> prompt_lookup_hf(std::span<const int> seq, int max_ngram, int num_tokens, std::span<const int> eos_ids) {
     const long len = static_cast<long>(seq.size());
     for (long n = std::min<long>(max_ngram, len - 1); n >= 1; --n) {
@@ -199,7 +220,9 @@ Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, 
     const int most = config.prompt_lookup_num_tokens > 0 || config.num_assistant_tokens_schedule == AssistantSchedule::Constant
                          ? k
                          : kMaxDraftsPerRound;
-    KvCache cache(mc, 1, prompt.size() + static_cast<size_t>(config.max_new_tokens), static_cast<size_t>(most) + 1);
+    const size_t capacity = prompt.size() + static_cast<size_t>(config.max_new_tokens);
+    // a round decodes at most the last kept token and its drafts, and never more than the cache holds
+    KvCache cache(mc, 1, capacity, std::min(capacity, static_cast<size_t>(most) + 1));
     CachedSequence seq(target, cache, 0, BatchKernels::Invariant);
     SpeculativeStats local;
     SpeculativeStats& st = stats ? *stats : local;
@@ -238,8 +261,10 @@ Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, 
         }
         std::vector<double> coins;
         for (int c = 0; c < coins_per_round(static_cast<int>(kk)); ++c) coins.push_back(rng.coin());
-        const Verdict v = verify_drafts(p, d.ids, d.q, coins);
+        const Verdict v = config.verify_rule == VerifyRule::Leviathan ? verify_drafts(p, d.ids, d.q, coins)
+                                                                      : verify_sample_and_compare(p, d.ids, coins);
         st.accepted += v.accepted;
+        st.rejected += v.accepted < static_cast<int>(kk);
         k = next_drafts_per_round(config, k, static_cast<int>(kk), v.accepted);
         const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count() / (v.accepted + 1);
         // 4. each kept token through the one append step, which may end the run mid-round

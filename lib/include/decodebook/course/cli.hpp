@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,9 @@ struct ProgramInfo {
     std::string csv_columns{};
     bool interactive = false;             ///< offers `--interactive` (decodebook-generate's REPL)
     std::vector<ExtraOption> extra{};     ///< options of this program only
+    /// With KnobGroup::Speculative: `--assistant-model DIR` defaults to the embedded draft model
+    /// (chapter 08) instead of none (decodebook-generate: speculative only when asked).
+    bool draft_by_default = false;
     /// Positions the program itself runs past the prompt, whatever `-n` is (e.g. chapter 03 walks
     /// 15 greedy steps to find a peaked and a flat step): open_session refuses, before any output,
     /// a prompt that leaves no room for them, with a message about the prompt.
@@ -52,6 +56,8 @@ ProgramInfo sampling_chapter(std::string program, std::string title, std::string
 struct CommandLine {
     std::string prompt;          ///< `-p, --prompt TEXT`
     std::string model_dir;       ///< `-m, --model DIR`, resolved (see resolve_model_dir)
+    /// `--assistant-model DIR` (with KnobGroup::Speculative), resolved; empty: no draft model.
+    std::string assistant_model_dir;
     GenerationConfig config;     ///< the program's defaults with every knob given applied, validated
     bool show_steps = false;     ///< `--show-steps`: a table of every step
     bool show_chain = false;     ///< `--show-chain`: print the processor chain (with the sampling knobs)
@@ -85,6 +91,13 @@ struct Session {
 /// output. Introduced in chapter 02.
 /// @throws Error from loading or from check_generation_request.
 Session open_session(const CommandLine& command_line);
+
+/// The draft model of `--assistant-model` (chapter 08), or none when none was given.
+/// Introduced in chapter 08.
+/// @param command_line its assistant_model_dir
+/// @param session the target: the draft's tokenizer must be its tokenizer, token by token
+/// @throws Error from loading, or when the tokenizers or vocabulary sizes differ.
+std::optional<Gpt2> open_assistant(const CommandLine& command_line, const Session& session);
 
 /// Run a program's body, turning a decodebook::Error into "error: ..." on stderr and exit code 1.
 /// Introduced in chapter 00.

@@ -16,8 +16,17 @@ std::string resolve_model_dir(const std::string& cli_value);
 /// The folder baked in at configure time. Introduced in chapter 00.
 std::string builtin_model_dir();
 
-/// How a program shows the model folder it loaded: the embedded model by its folder's name, `fortunes-gpt2
-/// (embedded)`, any other folder as given. The course site is built from program output, so it never
+/// The embedded draft model's folder (`models/fortunes-draft`), baked in at configure time.
+/// Introduced in chapter 08.
+std::string builtin_draft_dir();
+
+/// The draft model folder of `--assistant-model`: "none" or empty for none (""), else the folder,
+/// checked as resolve_model_dir checks one. Introduced in chapter 08.
+/// @throws Error when the folder does not exist, is not a folder or cannot be read.
+std::string resolve_assistant_dir(const std::string& cli_value);
+
+/// How a program shows the model folder it loaded: the embedded model (or draft model) by its folder's
+/// name, `fortunes-gpt2 (embedded)`, any other folder as given. The course site is built from program output, so it never
 /// shows the build machine's own paths. Introduced in chapter 00.
 /// @param dir the folder resolve_model_dir returned
 std::string display_model_dir(const std::string& dir);

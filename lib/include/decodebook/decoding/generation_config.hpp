@@ -72,6 +72,16 @@ enum class AssistantSchedule {
 };
 /// "constant" or "heuristic". Introduced in chapter 08.
 std::string to_string(AssistantSchedule schedule);
+
+/// How the target decides on a drafted token. Introduced in chapter 08.
+enum class VerifyRule {
+    Leviathan,         ///< "leviathan" (HF, vLLM): keep with min(1, p/q), else draw from max(0, p - q)
+    SampleAndCompare,  ///< "sample_and_compare" (llama.cpp): draw the target's own token, keep the draft if they match
+};
+/// "leviathan" or "sample_and_compare". Introduced in chapter 08.
+std::string to_string(VerifyRule rule);
+/// @throws Error naming the accepted values. Introduced in chapter 08.
+VerifyRule parse_verify_rule(const std::string& text);
 /// @throws Error naming the accepted values. Introduced in chapter 08.
 AssistantSchedule parse_assistant_schedule(const std::string& text);
 /// @throws Error naming the accepted values. Introduced in chapter 05.
@@ -132,6 +142,7 @@ struct GenerationConfig {
     /// 0: Hugging Face's lookup rule (n from max_matching_ngram_size down to 1, leftmost match);
     /// n >= 1: vLLM's (longest n-gram of at least n tokens, earliest occurrence; vLLM's `prompt_lookup_min`).
     int prompt_lookup_min = 0;
+    VerifyRule verify_rule = VerifyRule::Leviathan;  ///< how a drafted token is kept (both are exact)
 };
 
 /// The groups a program chooses its knobs by. Introduced in chapter 02.
@@ -142,7 +153,7 @@ enum class KnobGroup {
     Penalties,  ///< repetition, presence, frequency, no-repeat-ngram
     Beams,      ///< num_beams, length_penalty, early_stopping, num_return_sequences, beam_scoring
     Speculative,  ///< num_assistant_tokens, num_assistant_tokens_schedule, prompt_lookup_num_tokens,
-                  ///< max_matching_ngram_size, prompt_lookup_min (chapter 08)
+                  ///< max_matching_ngram_size, prompt_lookup_min, verify_rule (chapter 08)
 };
 
 /// One row of the table: everything about one knob, written once. Introduced in chapter 02.

@@ -74,6 +74,19 @@ xt::xtensor<float, 1> residual(const xt::xtensor<float, 1>& p, const xt::xtensor
 Verdict verify_drafts(std::span<const xt::xtensor<float, 1>> p, std::span<const int> drafts,
                       std::span<const xt::xtensor<float, 1>> q, std::span<const double> coins);
 
+/// llama.cpp's verification (common_sampler_sample_and_accept_n): at each position draw the
+/// target's own token from p with that position's coin; keep the draft while they match; the
+/// first mismatch's draw is the next token; a bonus from the last row when all match. Exact for
+/// any drafter (every emitted token is a draw from p), but a draft x drawn from q survives with
+/// probability sum p q instead of Leviathan's sum min(p, q). Same coins as verify_drafts:
+/// coins[i] for position i, coins[k] for the bonus. Introduced in chapter 08.
+/// @param p k + 1 target distributions, as for verify_drafts
+/// @param drafts the k drafted tokens
+/// @param coins coins_per_round(k) coins
+/// @throws Error when the sizes disagree.
+Verdict verify_sample_and_compare(std::span<const xt::xtensor<float, 1>> p, std::span<const int> drafts,
+                                  std::span<const double> coins);
+
 /// Hugging Face's prompt lookup (PromptLookupCandidateGenerator): for n from
 /// min(max_ngram, length - 1) down to 1, the leftmost earlier occurrence of the sequence's last n
 /// tokens whose continuation is not empty; its next tokens, at most `num_tokens`, cut before the
@@ -128,9 +141,13 @@ struct SpeculativeStats {
     int rounds = 0;        ///< verification calls of the target (one per round)
     int drafted = 0;       ///< tokens the drafter proposed (and the target checked)
     int accepted = 0;      ///< of them, kept
+    int rejected = 0;      ///< rounds that ended at a rejected draft (the drafts after it are never looked at)
     int emitted = 0;       ///< tokens the run produced
-    /// accepted / drafted (0 without drafts).
+    /// accepted / drafted (0 without drafts): the acceptance rate vLLM and HF report.
     double acceptance() const { return drafted ? static_cast<double>(accepted) / drafted : 0.0; }
+    /// accepted / (accepted + rejected): how often a draft the target looked at was kept, the
+    /// per-position rate Leviathan's alpha predicts (drafts after a rejection do not count).
+    double alpha() const { return accepted + rejected ? static_cast<double>(accepted) / (accepted + rejected) : 0.0; }
 };
 
 /// The most drafts one round may verify (num_assistant_tokens' upper bound; the heuristic
@@ -169,7 +186,8 @@ Drafter make_drafter(const GenerationConfig& config, const Gpt2* assistant, std:
 /// config (greedy: token for token; sampling: in distribution), in fewer target steps when drafts
 /// are kept. Each round drafts min(k, tokens left - 1) with k from drafts_per_round and
 /// next_drafts_per_round, verifies them in one decode call with BatchKernels::Invariant, keeps a
-/// prefix by verify_drafts with coins_per_round coins from Rng(config.seed), rolls the cache back,
+/// prefix by verify_drafts (or verify_sample_and_compare, by config.verify_rule) with
+/// coins_per_round coins from Rng(config.seed), rolls the cache back,
 /// and appends each kept token with append_token (EOS, max_new_tokens, min_new_tokens and stop
 /// strings act mid-round). The request is checked first (check_request). Introduced in chapter 08.
 /// @param target the model whose distribution the output follows
