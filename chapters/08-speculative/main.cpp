@@ -1,0 +1,90 @@
+// Chapter 08 - Speculative decoding: a cheap drafter proposes k tokens, the model checks them all in
+// one decode call, and a rule keeps a prefix so the output is exactly what the model alone would
+// give (greedy: token for token; sampling: in distribution).
+//
+// Chapter 07 showed that a decode step reads every weight to produce one token. Reading them once
+// for k + 1 tokens costs little more than for one, so if something cheap can guess the next tokens,
+// the model can check several guesses for the price of about one step. This program shows a round
+// step by step, predicts the speed-up from what it measures before speculating (acceptance, the
+// draft's cost, the cost of a verification call) and then measures it, shows acceptance falling
+// with temperature (and why llama.cpp's sample-and-compare keeps fewer drafts), prompt lookup where
+// the text repeats and where it does not, and Hugging Face's target-distribution case counted.
+//
+// Library code this chapter introduces (decoding/speculative.hpp): Verdict, coins_per_round,
+// accept_draft, residual, verify_drafts, prompt_lookup_hf, prompt_lookup_vllm, Draft, Drafter,
+// prompt_lookup_drafter, model_drafter, make_drafter, drafts_per_round, next_drafts_per_round,
+// SpeculativeStats, generate_speculative, expected_tokens_per_round, predicted_speedup; the knobs
+// num_assistant_tokens, num_assistant_tokens_schedule, prompt_lookup_num_tokens,
+// max_matching_ngram_size, prompt_lookup_min (generation_config.hpp); --assistant-model (cli.hpp).
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "chapter08.hpp"
+#include "decodebook/base/error.hpp"
+#include "decodebook/course/cli.hpp"
+#include "decodebook/course/csv.hpp"
+#include "decodebook/course/model_dir.hpp"
+
+using namespace decodebook;
+using namespace chapter08;
+
+namespace {
+
+// --csv FILE: part 2's predicted and measured speed-ups and verify costs, part 3's acceptance.
+void write_csv(const std::string& path, const std::string& columns, const CsvRows& rows) {
+    CsvFile csv(path, columns);
+    for (const auto& [series, xy] : rows) csv.out() << series << ',' << xy.first << ',' << xy.second << '\n';
+    csv.close();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    ProgramInfo info = sampling_chapter("chapter-08", "Speculative decoding: draft, verify in one call, keep a prefix.",
+                                        "The best way to");
+    info.defaults.do_sample = false;    // part 1 is greedy; parts 2-3 set their own temperatures
+    info.defaults.max_new_tokens = 48;  // every part runs at this length: the whole chapter within ~3 s
+    info.knob_groups.push_back(KnobGroup::Speculative);
+    info.draft_by_default = true;
+    info.lookahead = 2 * (4 + 1);  // part 1 shows two rounds of 4 drafts and a bonus token, whatever -n is
+    info.csv_columns = "series,x,y";
+    const CommandLine opt = parse_command_line(argc, argv, info);
+    return run_program([&] {
+        Session target = open_session(opt);
+        std::optional<Gpt2> draft = open_assistant(opt, target);
+        if (!draft)
+            throw Error("chapter 08 needs a draft model", "pass --assistant-model DIR (default: " + builtin_draft_dir() + ")");
+        const Speculation session{std::move(target), std::move(*draft)};
+        CsvRows csv;
+        const ModelConfig &t = session.model.config(), &d = session.draft.config();
+        std::printf("Target: %s, %d layers x %d wide. Draft: %s, %d layers x %d wide, the same tokenizer.\n",
+                    display_model_dir(opt.model_dir).c_str(), t.n_layer, t.n_embd,
+                    display_model_dir(opt.assistant_model_dir).c_str(), d.n_layer, d.n_embd);
+
+        std::printf("\n== 1. One round at a time (greedy, k = 4 drafts) ==\n");
+        one_round_at_a_time(session, 4, 2);
+
+        std::printf("\n== 2. Predict the speed-up, then measure it (k = 1..%d, %d new tokens) ==\n", kMaxK,
+                    session.config.max_new_tokens);
+        const Costs costs = predicted_against_measured(session, csv);
+
+        std::printf("\n== 3. Acceptance against temperature ==\n");
+        acceptance_against_temperature(session, csv);
+
+        std::printf("\n== 4. Prompt lookup: drafts copied from the text itself ==\n");
+        prompt_lookup(session, costs);
+
+        std::printf("\n== 5. Hugging Face's target-distribution case, counted ==\n");
+        target_distribution_case();
+
+        if (!opt.csv.empty()) {
+            write_csv(opt.csv, info.csv_columns, csv);
+            std::printf("\n(wrote part 2's speed-ups and verify costs and part 3's acceptance to %s)\n", opt.csv.c_str());
+        }
+        std::printf("\nYour exercises (./grade 08 grades them):\n");
+        report_exercises();
+        return 0;
+    });
+}
