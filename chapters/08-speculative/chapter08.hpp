@@ -44,11 +44,12 @@ Timed speculative_run(const Speculation& s, const std::vector<int>& prompt,
                       const decodebook::GenerationConfig& config, int reps);
 
 // Median milliseconds of one cached step of `model` (a one-token decode call and the chain's
-// distribution), and of one verification call of k + 1 tokens with k + 1 distributions.
+// distribution and draw); one verification call of k + 1 tokens (k + 1 distributions, one draw)
+// over one step, both measured interleaved.
 double step_ms(const decodebook::Gpt2& model, const std::vector<int>& prompt, const decodebook::GenerationConfig& config,
                int steps);
-double verify_ms(const decodebook::Gpt2& model, const std::vector<int>& prompt,
-                 const decodebook::GenerationConfig& config, int k, int reps);
+double verify_ratio(const decodebook::Gpt2& model, const std::vector<int>& prompt,
+                    const decodebook::GenerationConfig& config, int k, int reps);
 
 // The acceptance a run should see, from a run the target wrote alone (no speculation): the mean
 // over its positions of sum min(p, q) (Leviathan's rule) and of sum p q (sample-and-compare).

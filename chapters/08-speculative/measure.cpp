@@ -48,30 +48,36 @@ double step_ms(const Gpt2& model, const std::vector<int>& prompt, const Generati
     return median(ms);
 }
 
-// One verification call: k + 1 tokens in one decode call, k + 1 distributions and one draw, at the
-// end of `prompt`; median milliseconds over `reps` calls (the cache is cut back after each).
-double verify_ms(const Gpt2& model, const std::vector<int>& prompt, const GenerationConfig& config, int k, int reps) {
+// One verification call against one step, at the end of `prompt`, interleaved so both meet the
+// same machine: k + 1 tokens in one decode call with k + 1 distributions and one draw, and 1 token
+// with its distribution and draw (the cache is cut back after each). The ratio of the medians over
+// `reps` pairs.
+double verify_ratio(const Gpt2& model, const std::vector<int>& prompt, const GenerationConfig& config, int k, int reps) {
     KvCache cache(model.config(), 1, prompt.size() + static_cast<size_t>(k) + 1, static_cast<size_t>(k) + 1);
     CachedSequence seq(model, cache);
     const LogitsChain chain(config);
     seq.prefill(prompt);
-    const std::vector<int> tokens(prompt.end() - std::min<long>(k + 1, static_cast<long>(prompt.size())), prompt.end());
     std::vector<int> batch(static_cast<size_t>(k) + 1);
-    for (size_t i = 0; i < batch.size(); ++i) batch[i] = tokens[i % tokens.size()];
-    std::vector<double> ms;
-    for (int r = 0; r < reps; ++r) {
+    for (size_t i = 0; i < batch.size(); ++i) batch[i] = prompt[i % prompt.size()];
+    const auto call = [&](std::span<const int> tokens) {
         const auto t0 = Clock::now();
-        const xt::xtensor<float, 2> rows = seq.append(batch);
+        const xt::xtensor<float, 2> rows = seq.append(tokens);
         xt::xtensor<float, 1> p;
         for (size_t i = 0; i < rows.shape(0); ++i) {
             const DecodeContext ctx{prompt, {}, 0, {}};
             p = chain.distribution(xt::view(rows, i), ctx);
         }
         chain.choose(p, 0.5);  // the round's one draw (the residual or the bonus token)
-        ms.push_back(ms_between(t0, Clock::now()));
+        const double ms = ms_between(t0, Clock::now());
         seq.truncate(prompt.size());
+        return ms;
+    };
+    std::vector<double> one, many;
+    for (int r = 0; r < reps; ++r) {
+        one.push_back(call(std::span<const int>(batch).first(1)));
+        many.push_back(call(batch));
     }
-    return median(ms);
+    return median(many) / median(one);
 }
 
 // Leviathan's beta at every position of a run the target wrote: sum min(p, q) (what his rule keeps)

@@ -1,6 +1,7 @@
 // Chapter 08, parts 2 and 3: predict the speed-up from what can be measured without speculating
 // (the acceptance alpha, the draft's cost c, the cost of verifying k tokens), then speculate and
 // measure it; and how acceptance falls with temperature, for Leviathan's rule and llama.cpp's.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -40,7 +41,7 @@ Costs predicted_against_measured(const Speculation& s, CsvRows& csv) {
         costs.target_ms = step_ms(s.model, s.prompt, config, 32);
         costs.draft_ms = step_ms(s.draft, s.prompt, config, 32);
         costs.c = costs.draft_ms / costs.target_ms;
-        for (int k = 1; k <= kMaxK; ++k) costs.verify.push_back(verify_ms(s.model, s.prompt, config, k, 9) / costs.target_ms);
+        for (int k = 1; k <= kMaxK; ++k) costs.verify.push_back(verify_ratio(s.model, s.prompt, config, k, 9));
         const Timed plain = plain_run(s, s.prompt, config, 2);
         const double alpha = expected_acceptance(s, config, plain.g.ids).leviathan;
         std::printf("\n%s: a target step %.3f ms, a draft step %.3f ms: c = %.2f. Verifying k drafts in one call costs, "
@@ -52,6 +53,7 @@ Costs predicted_against_measured(const Speculation& s, CsvRows& csv) {
                     plain.tokens_per_second(), alpha, plain.g.ids.size());
         std::printf("  %-3s %-22s %-12s %-16s %-14s %s\n", "k", "tokens/call exp./seen", "alpha seen", "Leviathan pred.",
                     "+ verify cost", "measured");
+        std::vector<double> rest;  // per round, milliseconds the two models' calls do not explain
         std::string tag = "greedy";
         if (name != "greedy") tag = std::string(1, 't').append(knob_number(config.temperature));
         for (int k = 1; k <= kMaxK; ++k) {
@@ -65,11 +67,18 @@ Costs predicted_against_measured(const Speculation& s, CsvRows& csv) {
             std::printf("  %-3d %5.2f / %-14.2f %-12.2f %-16.2f %-14.2f %.2f\n", k, expected,
                         static_cast<double>(spec.stats.emitted) / spec.stats.rounds, spec.stats.alpha(), leviathan,
                         with_verify, measured);
+            const double rounds = spec.stats.rounds;
+            rest.push_back(spec.ms / rounds - spec.stats.drafted / rounds * costs.draft_ms -
+                           costs.verify[static_cast<size_t>(k)] * costs.target_ms);
             csv.push_back({"predicted_" + tag, {k, leviathan}});
             csv.push_back({"predicted_verify_" + tag, {k, with_verify}});
             csv.push_back({"measured_" + tag, {k, measured}});
             if (name == "greedy") csv.push_back({"verify_cost", {k, costs.verify[static_cast<size_t>(k)]}});
         }
+        std::sort(rest.begin(), rest.end());
+        std::printf("  Beyond the two models' calls, a round took %.3f ms more (median over k): %.2f target steps of the "
+                    "loop's own work the formulas leave out.\n",
+                    rest[rest.size() / 2], rest[rest.size() / 2] / costs.target_ms);
         if (name == "greedy") greedy_costs = costs;
     }
     return greedy_costs;

@@ -31,6 +31,7 @@ float at(const xt::xtensor<float, 1>& v, int id) {
 
 }  // namespace
 
+// [ch08:verdict]
 bool accept_draft(const xt::xtensor<float, 1>& p, const xt::xtensor<float, 1>* q, int x, double coin) {
     const double px = at(p, x), qx = q ? at(*q, x) : 1.0;
     if (qx <= 0 || px <= 0) return false;  // a token the draft could not draw, or the target never would
@@ -75,7 +76,9 @@ Verdict verify_drafts(std::span<const xt::xtensor<float, 1>> p, std::span<const 
     v.next = sample_inverse_cdf(p[k], coins[k]);  // every draft kept: a bonus token from the last row
     return v;
 }
+// [/ch08:verdict]
 
+// [ch08:sample-and-compare]
 Verdict verify_sample_and_compare(std::span<const xt::xtensor<float, 1>> p, std::span<const int> drafts,
                                   std::span<const double> coins) {
     const size_t k = drafts.size();
@@ -96,7 +99,9 @@ Verdict verify_sample_and_compare(std::span<const xt::xtensor<float, 1>> p, std:
     v.next = sample_inverse_cdf(p[k], coins[k]);
     return v;
 }
+// [/ch08:sample-and-compare]
 
+// [ch08:prompt-lookup]
 std::vector<int> prompt_lookup_hf(std::span<const int> seq, int max_ngram, int num_tokens, std::span<const int> eos_ids) {
     const long len = static_cast<long>(seq.size());
     for (long n = std::min<long>(max_ngram, len - 1); n >= 1; --n) {
@@ -114,6 +119,7 @@ std::vector<int> prompt_lookup_hf(std::span<const int> seq, int max_ngram, int n
     }
     return {};
 }
+// [/ch08:prompt-lookup]
 
 std::vector<int> prompt_lookup_vllm(std::span<const int> seq, int min_n, int max_n, int k) {
     const long len = static_cast<long>(seq.size());
@@ -228,6 +234,7 @@ Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, 
     SpeculativeStats& st = stats ? *stats : local;
     st = SpeculativeStats{};
 
+    // [ch08:round]
     std::vector<xt::xtensor<float, 1>> pending{seq.prefill(prompt)};  // the logits after the prompt
     std::optional<int> uncached;  // the last kept token, not yet in the cache
     for (;;) {
@@ -277,8 +284,10 @@ Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, 
         seq.truncate(prompt.size() + state.out.ids.size() - 1);
         uncached = v.next;
     }
+    // [/ch08:round]
 }
 
+// [ch08:speedup]
 double expected_tokens_per_round(double alpha, int k) {
     if (alpha >= 1.0) return k + 1;
     return (1.0 - std::pow(alpha, k + 1)) / (1.0 - alpha);
@@ -287,5 +296,6 @@ double expected_tokens_per_round(double alpha, int k) {
 double predicted_speedup(double alpha, int k, double c) {
     return expected_tokens_per_round(alpha, k) / (k * c + 1.0);
 }
+// [/ch08:speedup]
 
 }  // namespace decodebook
