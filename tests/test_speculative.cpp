@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -336,12 +337,19 @@ const Gpt2& random_draft() {
     return m;
 }
 
+// Chapter 08's draft model, models/fortunes-draft (trained on the target's corpus and tokenizer).
+const Gpt2& trained_draft() {
+    static const Gpt2 m = Gpt2::load((std::filesystem::path(golden::model_dir()).parent_path() / "fortunes-draft").string());
+    return m;
+}
+
 // Every drafter the chapter compares, by name, for a config.
 std::vector<std::pair<std::string, Drafter>> drafters(const GenerationConfig& config, const std::vector<int>& prompt) {
     const size_t capacity = prompt.size() + static_cast<size_t>(config.max_new_tokens);
     const std::vector<int> eos{model().config().eos_token_id};
     return {{"prompt lookup (HF)", prompt_lookup_drafter(false, 1, 2, eos)},
             {"prompt lookup (vLLM)", prompt_lookup_drafter(true, 1, 3, eos)},
+            {"draft model", model_drafter(trained_draft(), config, capacity, 8, 99)},
             {"draft = target", model_drafter(model(), config, capacity, 8, 99)},
             {"random draft", model_drafter(random_draft(), config, capacity, 8, 99)}};
 }
@@ -350,7 +358,8 @@ std::vector<std::pair<std::string, Drafter>> drafters(const GenerationConfig& co
 
 TEST_CASE("speculative greedy equals plain greedy token for token on every golden prompt", "[speculative][model]") {
     // HF's test_assisted_decoding_matches_greedy_search ("same" and "random" assistants) and
-    // test_prompt_lookup_decoding_matches_greedy_search, on every prompt of tests/data/greedy.json
+    // test_prompt_lookup_decoding_matches_greedy_search, with chapter 08's trained draft model
+    // beside them, on every prompt of tests/data/greedy.json
     // (on two threads, the first three prompts: a busy second core makes every step wait)
     const nlohmann::json g = golden::load("greedy.json");
     for (const int threads : {1, 2}) {

@@ -13,6 +13,10 @@ using namespace kernels_detail;
 
 namespace {
 
+// How far ahead (floats, 2 KiB) the products ask for the weights they will read next: with a batch
+// (chapter 08's verification) each block takes longer and the hardware prefetcher alone falls behind.
+constexpr size_t kPrefetchFloats = 512;
+
 // y[b, j0:j1] += sum_{i0 <= i < i1} x[b, i] W[i, j0:j1] for every row b.
 //   x: (B, in), W: (in, out), y: (B, out)
 // Four rows of W at a time: each weight is read from memory once for all B rows (and, a block
@@ -58,7 +62,38 @@ void matvec_columns_generic(const float* __restrict x, size_t B, const float* __
 // sixteen-float registers each; it reads faster than GCC's vectorisation of the loop above, and
 // slower written so for AVX2 (docs/measurements.md). Same sums in the same order as the loop above.
 __attribute__((target("arch=x86-64-v4")))
-void matvec_columns_avx512(const float* __restrict x, size_t B, const float* __restrict W, size_t in, size_t out,
+void matvec_columns_avx512_one(const float* __restrict x, const float* __restrict W, size_t in, size_t out, size_t i0,
+                               size_t i1, size_t j0, size_t j1, float* __restrict y) {
+    constexpr size_t R = 4, L = 16, step = 2 * L;
+    size_t i = i0;
+    for (; i + R <= i1; i += R) {
+        const float* w = W + i * out;  // rows i..i+3, out floats apart
+        const float* xb = x + i;
+        const Lanes x0 = Lanes{} + xb[0], x1 = Lanes{} + xb[1], x2 = Lanes{} + xb[2], x3 = Lanes{} + xb[3];
+        size_t j = j0;
+        for (; j + step <= j1; j += step) {
+            for (size_t k = j; k < j + step; k += L) {
+                Lanes sum = load_lanes<Lanes>(y + k);
+                sum += x0 * load_lanes<Lanes>(w + k);
+                sum += x1 * load_lanes<Lanes>(w + out + k);
+                sum += x2 * load_lanes<Lanes>(w + 2 * out + k);
+                sum += x3 * load_lanes<Lanes>(w + 3 * out + k);
+                std::memcpy(y + k, &sum, sizeof sum);
+            }
+        }
+        for (; j < j1; ++j) {  // the last (j1 - j0) % 32 columns
+            float sum = y[j];
+            for (size_t r = 0; r < R; ++r) sum += xb[r] * w[r * out + j];
+            y[j] = sum;
+        }
+    }
+    if (i < i1) matvec_columns_generic(x, 1, W, in, out, i, i1, j0, j1, y);  // the last in % 4 rows
+}
+
+// A batch (chapter 08's verification: k + 1 rows): each block of 4 x 32 weights is asked for
+// ahead and read into registers once for every row; the same sums in the same order as one row.
+__attribute__((target("arch=x86-64-v4")))
+void matvec_columns_avx512_batch(const float* __restrict x, size_t B, const float* __restrict W, size_t in, size_t out,
                            size_t i0, size_t i1, size_t j0, size_t j1, float* __restrict y) {
     constexpr size_t R = 4, L = 16, step = 2 * L;
     size_t i = i0;
@@ -69,8 +104,14 @@ void matvec_columns_avx512(const float* __restrict x, size_t B, const float* __r
             // the 4 x 32 weights once into registers, then every row b of the batch uses them
             // (chapter 08's verification: k + 1 rows read W once)
             Lanes wr[R][2];
-            for (size_t r = 0; r < R; ++r)
+            for (size_t r = 0; r < R; ++r) {
+                // 2 KiB ahead in each of the four rows: the hardware prefetcher alone falls behind
+                // once a batch's rows make each block take longer (a block past a row's end reaches
+                // into the next rows, which come next anyway)
+                __builtin_prefetch(w + r * out + j + kPrefetchFloats);
+                __builtin_prefetch(w + r * out + j + kPrefetchFloats + L);
                 for (size_t h = 0; h < 2; ++h) wr[r][h] = load_lanes<Lanes>(w + r * out + j + h * L);
+            }
             for (size_t b = 0; b < B; ++b) {
                 const float* xb = x + b * in + i;
                 const Lanes x0 = Lanes{} + xb[0], x1 = Lanes{} + xb[1], x2 = Lanes{} + xb[2], x3 = Lanes{} + xb[3];
@@ -103,7 +144,10 @@ void matvec_columns_avx512(const float* __restrict x, size_t B, const float* __r
 void matvec_columns(const float* x, size_t B, const float* W, size_t in, size_t out, size_t i0, size_t i1,
                     size_t j0, size_t j1, float* y) {
 #if !defined(__clang__)
-    if (runs_x86_64_v4()) return matvec_columns_avx512(x, B, W, in, out, i0, i1, j0, j1, y);
+    if (runs_x86_64_v4()) {
+        if (B == 1) return matvec_columns_avx512_one(x, W, in, out, i0, i1, j0, j1, y);
+        return matvec_columns_avx512_batch(x, B, W, in, out, i0, i1, j0, j1, y);
+    }
 #endif
     matvec_columns_generic(x, B, W, in, out, i0, i1, j0, j1, y);
 }
@@ -130,12 +174,52 @@ void dot_rows(const float* __restrict x, size_t B, const float* __restrict M, si
     for (size_t r = r0; r < r0 + half; ++r) {
         const float* m0 = M + r * n;
         const float* m1 = m0 + half * n;
+        for (size_t b = 0; b < B; ++b) {
+            const float* xb = x + b * n;
+            Lanes a0 = {}, a1 = {};
+            for (size_t i = 0; i < n16; i += L) {
+                const Lanes xi = load_lanes<Lanes>(xb + i);
+                a0 += load_lanes<Lanes>(m0 + i) * xi;
+                a1 += load_lanes<Lanes>(m1 + i) * xi;
+            }
+            y[b * rows + r] = dot_total(a0, m0, xb, n16, n);
+            y[b * rows + r + half] = dot_total(a1, m1, xb, n16, n);
+        }
+    }
+    if ((r1 - r0) % 2 == 1) {  // the last row of an odd range
+        const size_t r = r1 - 1;
+        const float* m = M + r * n;
+        for (size_t b = 0; b < B; ++b) {
+            const float* xb = x + b * n;
+            Lanes acc = {};
+            for (size_t i = 0; i < n16; i += L) acc += load_lanes<Lanes>(m + i) * load_lanes<Lanes>(xb + i);
+            y[b * rows + r] = dot_total(acc, m, xb, n16, n);
+        }
+    }
+}
+
+// The same dot products for a batch (B >= 2, chapter 08's verification): two rows of x per pass
+// over the two vocabulary rows, four independent sums in flight, the rows after them asked for
+// ahead. Each sum runs in the same order as in dot_rows.
+DECODEBOOK_CLONES
+void dot_rows_batch(const float* __restrict x, size_t B, const float* __restrict M, size_t rows, size_t n, size_t r0,
+              size_t r1, float* __restrict y) {
+    constexpr size_t L = 16;
+    const size_t n16 = n - n % L;
+    const size_t half = (r1 - r0) / 2;
+    for (size_t r = r0; r < r0 + half; ++r) {
+        const float* m0 = M + r * n;
+        const float* m1 = m0 + half * n;
         size_t b = 0;
         for (; b + 2 <= B; b += 2) {  // two rows of x at once: four independent sums in flight
             const float* xb = x + b * n;
             const float* xc = xb + n;
             Lanes a0 = {}, a1 = {}, c0 = {}, c1 = {};
             for (size_t i = 0; i < n16; i += L) {
+                if (b == 0) {  // the first pass over the two rows asks for what follows them
+                    __builtin_prefetch(m0 + i + kPrefetchFloats);
+                    __builtin_prefetch(m1 + i + kPrefetchFloats);
+                }
                 const Lanes mi0 = load_lanes<Lanes>(m0 + i), mi1 = load_lanes<Lanes>(m1 + i);
                 const Lanes xi = load_lanes<Lanes>(xb + i), xj = load_lanes<Lanes>(xc + i);
                 a0 += mi0 * xi;
@@ -211,11 +295,12 @@ void matvec(const float* x, size_t B, const float* W, const float* bias, size_t 
 
 void matvec_transposed(const float* x, size_t B, const float* M, size_t rows, size_t n, float* y) {
     const int threads = g_threads;
-    if (threads == 1) return dot_rows(x, B, M, rows, n, 0, rows, y);
+    const auto dots = B == 1 ? dot_rows : dot_rows_batch;
+    if (threads == 1) return dots(x, B, M, rows, n, 0, rows, y);
 #pragma omp parallel num_threads(threads)
     {  // each thread owns a block of vocabulary entries
         const auto [r0, r1] = chunk(rows, omp_get_num_threads(), omp_get_thread_num());
-        dot_rows(x, B, M, rows, n, r0, r1, y);
+        dots(x, B, M, rows, n, r0, r1, y);
     }
 }
 
