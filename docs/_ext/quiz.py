@@ -13,14 +13,20 @@
 
 Answers and feedback are one line of inline reStructuredText each (``code`` and :math:`x` work);
 the question itself is any reStructuredText. Options answer_a ... answer_f, with a feedback for
-each. The behaviour lives in docs/_static/quiz.js and the look in docs/_static/quiz.css; the
+each. The page shows the answers in an order shuffled per question (seeded by the page, quiz and
+question ids, so every build shows the same order) and letters them A, B, C in that order: where
+the author wrote the right answer tells the reader nothing. The build fails when one position
+holds the right answer of more than half the site's questions. The behaviour lives in docs/_static/quiz.js and the look in docs/_static/quiz.css; the
 schema follows Runestone's `mchoice` (answer_X / feedback_X / correct).
 """
+import hashlib
 import html
+import random
 import string
 
 from docutils import nodes
 from docutils.parsers.rst import directives
+from sphinx.errors import ExtensionError
 from sphinx.util.docutils import SphinxDirective
 
 LETTERS = string.ascii_lowercase[:6]
@@ -158,25 +164,71 @@ class QuestionDirective(SphinxDirective):
             raise self.error(f":correct: must be one of {', '.join(letters)}")
         if not self.content:
             raise self.error("the question text is missing (write it as the directive's content)")
-        node = quiz_question(question_id=f"{quiz_id}:{self.arguments[0]}", correct=correct)
+        question_id = f"{quiz_id}:{self.arguments[0]}"
+        order = shuffled(letters, question_id)  # the authored letters in the order shown
+        shown = {c: LETTERS[i] for i, c in enumerate(order)}
+        node = quiz_question(question_id=question_id, correct=shown[correct])
         prompt = quiz_prompt()
         self.state.nested_parse(self.content, self.content_offset, prompt)
         node += prompt
         answers = quiz_answers()
         for c in letters:
-            feedback_text = self.options.get(f"feedback_{c}")
-            if not feedback_text:
+            if not self.options.get(f"feedback_{c}"):
                 raise self.error(f"answer {c} has no :feedback_{c}: (say why it is right or wrong)")
-            answer = quiz_answer(letter=c)
+        record_position(self.env, order.index(correct), len(letters))
+        for c in order:
+            feedback_text = self.options.get(f"feedback_{c}")
+            answer = quiz_answer(letter=shown[c])
             text_nodes, messages = self.state.inline_text(self.options[f"answer_{c}"], self.lineno)
             answer.extend(text_nodes + messages)
-            feedback = quiz_feedback(letter=c)
+            feedback = quiz_feedback(letter=shown[c])
             fb_nodes, fb_messages = self.state.inline_text(feedback_text, self.lineno)
             feedback.extend(fb_nodes + fb_messages)
             answers += answer
             answers += feedback
         node += answers
         return [node]
+
+
+def shuffled(letters: list, question_id: str) -> list:
+    """The answers' order on the page: a shuffle seeded by the question's id (the same every build)."""
+    order = list(letters)
+    random.Random(hashlib.sha256(question_id.encode()).hexdigest()).shuffle(order)
+    return order
+
+
+def record_position(env, position: int, answers: int) -> None:
+    """Where the right answer of a question on this page is shown (0 = first), for check_positions."""
+    if not hasattr(env, "quiz_positions"):
+        env.quiz_positions = {}
+    env.quiz_positions.setdefault(env.docname, []).append((position, answers))
+
+
+def purge_positions(app, env, docname):
+    if hasattr(env, "quiz_positions"):
+        env.quiz_positions.pop(docname, None)
+
+
+def merge_positions(app, env, docnames, other):
+    if not hasattr(env, "quiz_positions"):
+        env.quiz_positions = {}
+    for docname, items in getattr(other, "quiz_positions", {}).items():
+        if docname in docnames:
+            env.quiz_positions[docname] = items
+
+
+def check_positions(app, env):
+    """Fail the build when one position holds the right answer of more than half the questions."""
+    items = [item for doc in sorted(getattr(env, "quiz_positions", {})) for item in env.quiz_positions[doc]]
+    if not items:
+        return
+    counts = {}
+    for position, _ in items:
+        counts[position] = counts.get(position, 0) + 1
+    position, most = max(counts.items(), key=lambda kv: kv[1])
+    if most * 2 > len(items):
+        raise ExtensionError(f"quiz: answer {LETTERS[position].upper()} is the right one in {most} of {len(items)} "
+                             "questions: a reader could guess it (change a question's id or its answers)")
 
 
 def setup(app):
@@ -188,6 +240,9 @@ def setup(app):
     app.add_node(quiz_answers, html=(visit_answers, depart_answers))
     app.add_node(quiz_answer, html=(visit_answer, depart_answer))
     app.add_node(quiz_feedback, html=(visit_feedback, depart_feedback))
+    app.connect("env-purge-doc", purge_positions)
+    app.connect("env-merge-info", merge_positions)
+    app.connect("env-check-consistency", check_positions)
     app.add_directive("quiz", QuizDirective)
     app.add_directive("question", QuestionDirective)
     app.add_js_file("quiz.js")

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Tests of check_course.py's rules that need no build: the site-marker check and finding the
-per-chapter exercise test binaries. Run by tools/run-tests.sh before the build.
+per-chapter exercise test binaries; and the quiz extension's shuffle and its guessable-answer check
+(docs/_ext/quiz.py). Run by tools/run-tests.sh before the build.
 
     /usr/bin/python3 tests/course/test_check_course.py      (or: -m unittest from tests/course)
 """
@@ -178,6 +179,36 @@ class Layering(unittest.TestCase):
         got = check_course.layering_problems({**self.TREE, "lib/include/decodebook/kernels.hpp": ""})
         self.assertEqual(len(got), 1, got)
         self.assertIn("lib/include/decodebook/kernels.hpp: is in no wing", got[0])
+
+
+class QuizShuffle(unittest.TestCase):
+    """docs/_ext/quiz.py: answers shown in a seeded order; a build where one position holds most
+    right answers fails."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "_ext"))
+        import quiz  # noqa: E402  (needs python3-sphinx: tools/install-deps.sh --docs)
+        cls.quiz = quiz
+
+    def test_the_order_is_a_permutation_and_the_same_every_build(self):
+        order = self.quiz.shuffled(["a", "b", "c"], "chapters/08:ch08:round")
+        self.assertEqual(sorted(order), ["a", "b", "c"])
+        self.assertEqual(order, self.quiz.shuffled(["a", "b", "c"], "chapters/08:ch08:round"))
+        firsts = {self.quiz.shuffled(["a", "b", "c"], f"page:quiz:q{i}")[0] for i in range(30)}
+        self.assertEqual(firsts, {"a", "b", "c"})  # the seed moves the authored first answer around
+
+    def env(self, positions):
+        class Env:
+            pass
+        env = Env()
+        env.quiz_positions = {"chapters/00": [(p, 3) for p in positions]}
+        return env
+
+    def test_a_guessable_site_fails_the_build(self):
+        with self.assertRaisesRegex(Exception, "answer A is the right one in 3 of 5 questions"):
+            self.quiz.check_positions(None, self.env([0, 0, 0, 1, 2]))
+        self.quiz.check_positions(None, self.env([0, 0, 1, 1, 2]))  # two of five: fine
 
 
 if __name__ == "__main__":
