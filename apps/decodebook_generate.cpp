@@ -51,6 +51,11 @@ void run(const Session& session, const Gpt2* draft, const GenerationConfig& conf
                     "sampling)",
                     "drop --num-beams, or --assistant-model and --prompt-lookup-num-tokens");
     }
+    if (config.num_beams > 1 && display.show_steps) {
+        throw Error("--show-steps shows one sequence's steps; beam search keeps " + std::to_string(config.num_beams) +
+                        " at once",
+                    "drop --show-steps (chapter-05 draws beams as a tree), or --num-beams");
+    }
     if (config.num_beams > 1) {  // beam search: its own loop (chapter 05), nothing to stream
         const auto start = std::chrono::steady_clock::now();
         const std::vector<Hypothesis> hyps = beam_search_cached(session.model, session.tokenizer, ids, config);

@@ -137,7 +137,8 @@ int main(int argc, char** argv) {
     info.knob_groups.push_back(KnobGroup::Beams);
     info.defaults.do_sample = false;  // beam search is deterministic: this chapter decodes without coins
     info.defaults.num_beams = 4;
-    info.defaults.num_return_sequences = 2;
+    info.defaults.num_return_sequences = 2;  // at most --num-beams (parse_command_line lowers it)
+    info.show_steps = false;                 // several beams at once: part 2 draws them as a tree instead
     info.defaults.max_new_tokens = 20;
     info.csv_columns = "length_penalty,rank,length,sum_logprobs,score,finish_reason";
     const CommandLine opt = parse_command_line(argc, argv, info);

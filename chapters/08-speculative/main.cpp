@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 48;  // every part runs at this length: the whole chapter within ~3 s
     info.knob_groups.push_back(KnobGroup::Speculative);
     info.draft_by_default = true;
+    info.show_steps = false;  // a run is rounds of several tokens: part 1 shows them round by round
     info.lookahead = 2 * (4 + 1);  // part 1 shows two rounds of 4 drafts and a bonus token, whatever -n is
     info.csv_columns = "series,x,y";
     const CommandLine opt = parse_command_line(argc, argv, info);

@@ -100,11 +100,13 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
     if (!info.default_prompt.empty()) {
         options.add_options()("p,prompt", "text to continue", cxxopts::value<std::string>()->default_value(info.default_prompt));
     }
+    if (info.show_steps) {
+        options.add_options()("show-steps", "print a table of every step: step, id, token, logit, probability, ms");
+    }
     options.add_options()
         ("m,model", "model folder (config.json, model.safetensors, vocab.json, merges.txt); "
                     "default: $DECODEBOOK_MODEL, else " + builtin_model_dir(),
          cxxopts::value<std::string>()->default_value(""))
-        ("show-steps", "print a table of every step: step, id, token, logit, probability, ms")
         ("show-config", "print every decoding parameter this command line gives, then exit")
         ("verbose", "print notes on standard error, e.g. the checkpoint's tensors the model does not read")
         ("threads", "threads for the cached model's kernels, prefill's GEMM included (1..64; a second thread helps only when "
@@ -182,6 +184,11 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
                 if (kv.key() == k.flag) values.push_back(kv.value());
             set_knob(cl.config, k.flag, values.dump());
         }
+        // a program's default count of returned beams follows --num-beams down (chapter 05 returns 2
+        // by default; `--num-beams 1` alone is greedy, not an error); an explicit count is checked
+        if (takes(info, KnobGroup::Beams) && !result.count("num-return-sequences") &&
+            cl.config.num_return_sequences > cl.config.num_beams)
+            cl.config.num_return_sequences = cl.config.num_beams;
         if (takes(info, KnobGroup::Sampling) && result.count("do-sample")) {  // an explicit --do-sample wins
             find_knob("do_sample").set(cl.config, result["do-sample"].as<std::string>());
         }
@@ -215,7 +222,7 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
     if (result.count("verbose")) set_load_notes(&std::cerr);
     cl.program = info.program;
     cl.lookahead = info.lookahead;
-    cl.show_steps = result.count("show-steps") > 0;
+    cl.show_steps = info.show_steps && result.count("show-steps") > 0;
     cl.show_chain = takes(info, KnobGroup::Sampling) && result.count("show-chain") > 0;
     cl.interactive = info.interactive && result.count("interactive") > 0;
     for (const ExtraOption& e : info.extra) cl.extra[e.flag] = result[e.flag].as<std::string>();

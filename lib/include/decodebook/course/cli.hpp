@@ -38,6 +38,8 @@ struct ProgramInfo {
     /// The columns `--csv FILE` writes, e.g. "step,context_length,milliseconds,token"; empty: no `--csv`.
     std::string csv_columns{};
     bool interactive = false;             ///< offers `--interactive` (decodebook-generate's REPL)
+    /// offers `--show-steps` (a table of the one sequence's steps); chapter 05's beams have none
+    bool show_steps = true;
     std::vector<ExtraOption> extra{};     ///< options of this program only
     /// With KnobGroup::Speculative: `--assistant-model DIR` defaults to the embedded draft model
     /// (chapter 08) instead of none (decodebook-generate: speculative only when asked).
