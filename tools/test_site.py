@@ -15,7 +15,8 @@ through chromium-driver with Debian's python3-selenium, and checks that:
      browser console has no errors;
   5. at 1280 pixels, no chapter's code or output block needs a scroll bar unless one of its lines
      is longer than 110 characters (the article takes the width furo's hidden contents leave);
-  6. no page shows the build machine's own paths (program output names the embedded model by its
+  6. at 1280 and 1600 pixels, no page is wider than the window (no line ends under the scroll bar);
+  7. no page shows the build machine's own paths (program output names the embedded model by its
      folder's name, not by where this checkout happens to live).
 Saves a full-page screenshot of chapter 00 (after the quiz click) to --screenshot.
 Prints one line per check; exits 1 if any failed.
@@ -203,6 +204,23 @@ def check_wide_blocks(c: Checks, driver, site: str) -> None:
             ", ".join(clipped[:10]))
 
 
+def check_no_overflow(c: Checks, driver, site: str) -> None:
+    """Every page at 1280 and 1600 px: nothing wider than the window (no line ends under the scroll bar)."""
+    pages = ["index.html"] + sorted("chapters/" + p for p in os.listdir(os.path.join(site, "chapters"))
+                                    if p.endswith(".html"))
+    for width in (1280, 1600):
+        driver.set_window_size(width, 1000)
+        wide = []
+        for page in pages:
+            driver.get(page_url(site, page))
+            extra = driver.execute_script(
+                "return document.documentElement.scrollWidth - document.documentElement.clientWidth;")
+            if extra > 1:
+                wide.append(f"{page} (+{extra} px)")
+        c.check(not wide, f"at {width} px no page is wider than the window ({len(pages)} pages)", ", ".join(wide[:10]))
+    driver.set_window_size(1280, 1000)
+
+
 def check_no_local_paths(c: Checks, site: str) -> None:
     """Every built page, searched for this checkout's absolute path (no browser needed)."""
     checkout = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
@@ -234,7 +252,8 @@ def main() -> int:
         except WebDriverException as e:
             sys.exit(f"test_site: could not start headless Chromium: {e.msg}")
         try:
-            for check in (check_landing, check_chapter, lambda c, d, s, _: check_wide_blocks(c, d, s)):
+            for check in (check_landing, check_chapter, lambda c, d, s, _: check_wide_blocks(c, d, s),
+                          lambda c, d, s, _: check_no_overflow(c, d, s)):
                 try:
                     check(c, driver, args.site, args.screenshot)
                 except WebDriverException as e:  # a missing element or a failed click: report, go on
