@@ -3,7 +3,7 @@
 // Greedy decoding commits to the best token at every step; beam search keeps the num_beams best
 // partial sequences by their summed log-probability and finishes with the best complete one. It
 // finds sequences the model rates higher than greedy's, and that is the problem for open-ended
-// text: the sequences a model rates highest are short and bland. This program checks that
+// text: the sequences a model rates highest are bland, and short when scored by the raw sum. This program checks that
 // num_beams = 1 is greedy, traces a two-step toy by hand, measures greedy, beam search and
 // sampling on the embedded model, shows length_penalty choosing the winner, and the two
 // engines' scores (Hugging Face and vLLM) disagreeing.
