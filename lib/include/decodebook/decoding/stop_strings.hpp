@@ -36,7 +36,8 @@ std::optional<StopHit> find_stop(std::string_view text, size_t from, const std::
                                  StopMatch rule);
 
 /// The length in bytes of the longest suffix of `text` that is a proper prefix of some stop
-/// string: what must be held back because a stop string may still complete (llama.cpp's rule).
+/// string: what must be held back because a stop string may still complete (llama.cpp finds the
+/// same partial match, but its server then holds back all text not yet sent).
 /// Introduced in chapter 06.
 size_t stop_holdback(std::string_view text, const std::vector<std::string>& stops);
 
