@@ -7,7 +7,9 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "decodebook/base/error.hpp"
@@ -185,38 +187,65 @@ TEST_CASE("vLLM's greedy rejection cases: keep while the draft is the argmax", "
     }
 }
 
+namespace {
+
+// A target p and a draft q over 10 tokens: the softmax of uniform random logits in [0, 3)
+// (vLLM's test_rejection_sampling_approximates_target_distribution).
+std::pair<Vec, Vec> random_pair(Rng& rng) {
+    Vec zp = xt::zeros<float>({10}), zq = xt::zeros<float>({10});
+    for (size_t i = 0; i < 10; ++i) {
+        zp(i) = static_cast<float>(3 * rng.coin());
+        zq(i) = static_cast<float>(3 * rng.coin());
+    }
+    return {softmax(zp), softmax(zq)};
+}
+
+// n rounds of one draft: x drawn from q with one coin, then `verify` on rows {p, p} with two
+// coins. How often each token came out first, and how many drafts were kept.
+struct OneDraftRuns {
+    std::map<int, int> counts;
+    int kept = 0;
+};
+template <class Verify>
+OneDraftRuns one_draft_runs(const Vec& p, const Vec& q, Rng& rng, int n, Verify verify) {
+    OneDraftRuns out;
+    const std::vector<Vec> rows{p, p};
+    for (int run = 0; run < n; ++run) {
+        const int x = sample_inverse_cdf(q, rng.coin());  // the draft samples from q
+        const double coins[] = {rng.coin(), rng.coin()};
+        const Verdict v = verify(rows, x, coins);
+        out.kept += v.accepted;
+        ++out.counts[v.accepted == 1 ? x : v.next];
+    }
+    return out;
+}
+
+std::map<int, double> law_of(const Vec& p) {
+    std::map<int, double> law;
+    for (int i = 0; i < static_cast<int>(p.size()); ++i) law[i] = p(static_cast<size_t>(i));
+    return law;
+}
+
+}  // namespace
+
 TEST_CASE("sampled speculative output has the target's distribution on a toy vocabulary", "[speculative]") {
     // vLLM's test_rejection_sampling_approximates_target_distribution, as a chi-squared test: vocab 10,
     // draft and target softmax of uniform random logits; the draft token is drawn from q, then verified.
     Rng rng(7);
     for (int trial = 0; trial < 5; ++trial) {
-        Vec zp = xt::zeros<float>({10}), zq = xt::zeros<float>({10});
-        for (size_t i = 0; i < 10; ++i) {
-            zp(i) = static_cast<float>(3 * rng.coin());
-            zq(i) = static_cast<float>(3 * rng.coin());
-        }
-        const Vec p = softmax(zp), q = softmax(zq);
-        std::map<int, double> law;
-        for (int i = 0; i < 10; ++i) law[i] = p(static_cast<size_t>(i));
-        std::map<int, int> counts;
+        const std::pair<Vec, Vec> pq = random_pair(rng);
+        const Vec &p = pq.first, &q = pq.second;
         const int n = 40000;
-        int kept = 0;
-        for (int run = 0; run < n; ++run) {
-            const int x = sample_inverse_cdf(q, rng.coin());  // the draft samples from q
-            const std::vector<Vec> rows{p, p};
+        const OneDraftRuns r = one_draft_runs(p, q, rng, n, [&](const std::vector<Vec>& rows, int x, const double* coins) {
             const Vec qs[] = {q};
-            const double coins[] = {rng.coin(), rng.coin()};
-            const Verdict v = verify_drafts(rows, std::vector<int>{x}, qs, coins);
-            const int first = v.accepted == 1 ? x : v.next;
-            kept += v.accepted;
-            ++counts[first];
-        }
+            return verify_drafts(rows, std::vector<int>{x}, qs, std::span<const double>(coins, 2));
+        });
         INFO("trial " << trial);
-        CHECK(chi_squared(counts, law, n) < 27.88);  // 9 degrees of freedom, p = 0.001
+        CHECK(chi_squared(r.counts, law_of(p), n) < 27.88);  // 9 degrees of freedom, p = 0.001
         // the acceptance rate is sum min(p, q) = 1 - TV(p, q)
         double beta = 0;
         for (size_t i = 0; i < 10; ++i) beta += std::min(p(i), q(i));
-        CHECK(static_cast<double>(kept) / n == Approx(beta).margin(0.01));
+        CHECK(static_cast<double>(r.kept) / n == Approx(beta).margin(0.01));
     }
 }
 
@@ -225,33 +254,20 @@ TEST_CASE("llama.cpp's sample-and-compare keeps the target's law and a draft wit
     // token at each position and the draft survives only if it is the same token
     Rng rng(11);
     for (int trial = 0; trial < 3; ++trial) {
-        Vec zp = xt::zeros<float>({10}), zq = xt::zeros<float>({10});
-        for (size_t i = 0; i < 10; ++i) {
-            zp(i) = static_cast<float>(3 * rng.coin());
-            zq(i) = static_cast<float>(3 * rng.coin());
-        }
-        const Vec p = softmax(zp), q = softmax(zq);
-        std::map<int, double> law;
-        for (int i = 0; i < 10; ++i) law[i] = p(static_cast<size_t>(i));
-        std::map<int, int> counts;
+        const std::pair<Vec, Vec> pq = random_pair(rng);
+        const Vec &p = pq.first, &q = pq.second;
         const int n = 40000;
-        int kept = 0;
-        for (int run = 0; run < n; ++run) {
-            const int x = sample_inverse_cdf(q, rng.coin());
-            const std::vector<Vec> rows{p, p};
-            const double coins[] = {rng.coin(), rng.coin()};
-            const Verdict v = verify_sample_and_compare(rows, std::vector<int>{x}, coins);
-            kept += v.accepted;
-            ++counts[v.accepted == 1 ? x : v.next];
-        }
+        const OneDraftRuns r = one_draft_runs(p, q, rng, n, [](const std::vector<Vec>& rows, int x, const double* coins) {
+            return verify_sample_and_compare(rows, std::vector<int>{x}, std::span<const double>(coins, 2));
+        });
         double product = 0, overlap = 0;
         for (size_t i = 0; i < 10; ++i) {
             product += p(i) * q(i);
             overlap += std::min(p(i), q(i));
         }
         INFO("trial " << trial << ": sum p q " << product << ", sum min(p, q) " << overlap);
-        CHECK(chi_squared(counts, law, n) < 27.88);  // 9 degrees of freedom, p = 0.001
-        CHECK(static_cast<double>(kept) / n == Approx(product).margin(0.01));
+        CHECK(chi_squared(r.counts, law_of(p), n) < 27.88);  // 9 degrees of freedom, p = 0.001
+        CHECK(static_cast<double>(r.kept) / n == Approx(product).margin(0.01));
         CHECK(product < overlap - 0.05);  // why it keeps fewer drafts than Leviathan's rule
     }
     // greedy rows (one-hot p): the same verdicts as Leviathan's rule, on vLLM's early-mismatch case
