@@ -161,6 +161,32 @@ inline __attribute__((always_inline)) float dot_total(Lanes acc, const float* m,
     return sum;
 }
 
+// Rows m0 and m1 against one row xb of x: two dot products, sixteen partial sums each.
+inline __attribute__((always_inline)) void two_dots(const float* m0, const float* m1, const float* xb, size_t n16,
+                                                    size_t n, float& y0, float& y1) {
+    constexpr size_t L = 16;
+    Lanes a0 = {}, a1 = {};
+    for (size_t i = 0; i < n16; i += L) {
+        const Lanes xi = load_lanes<Lanes>(xb + i);
+        a0 += load_lanes<Lanes>(m0 + i) * xi;
+        a1 += load_lanes<Lanes>(m1 + i) * xi;
+    }
+    y0 = dot_total(a0, m0, xb, n16, n);
+    y1 = dot_total(a1, m1, xb, n16, n);
+}
+
+// The last row of an odd range against every row of x.
+inline __attribute__((always_inline)) void last_row_dots(const float* x, size_t B, const float* m, size_t rows,
+                                                         size_t n16, size_t n, size_t r, float* y) {
+    constexpr size_t L = 16;
+    for (size_t b = 0; b < B; ++b) {
+        const float* xb = x + b * n;
+        Lanes acc = {};
+        for (size_t i = 0; i < n16; i += L) acc += load_lanes<Lanes>(m + i) * load_lanes<Lanes>(xb + i);
+        y[b * rows + r] = dot_total(acc, m, xb, n16, n);
+    }
+}
+
 // y[b, r] = M[r, :] . x[b, :] for r in [r0, r1).   x: (B, n), M: (rows, n), y: (B, rows)
 // Sixteen partial sums per dot product (vector lanes), then one total. Two rows half the range
 // apart are read side by side: two memory streams, the fastest of the ways measured (docs/measurements.md). Each row's sums run in the same order whichever of the two it is, so the result does
@@ -174,28 +200,9 @@ void dot_rows(const float* __restrict x, size_t B, const float* __restrict M, si
     for (size_t r = r0; r < r0 + half; ++r) {
         const float* m0 = M + r * n;
         const float* m1 = m0 + half * n;
-        for (size_t b = 0; b < B; ++b) {
-            const float* xb = x + b * n;
-            Lanes a0 = {}, a1 = {};
-            for (size_t i = 0; i < n16; i += L) {
-                const Lanes xi = load_lanes<Lanes>(xb + i);
-                a0 += load_lanes<Lanes>(m0 + i) * xi;
-                a1 += load_lanes<Lanes>(m1 + i) * xi;
-            }
-            y[b * rows + r] = dot_total(a0, m0, xb, n16, n);
-            y[b * rows + r + half] = dot_total(a1, m1, xb, n16, n);
-        }
+        for (size_t b = 0; b < B; ++b) two_dots(m0, m1, x + b * n, n16, n, y[b * rows + r], y[b * rows + r + half]);
     }
-    if ((r1 - r0) % 2 == 1) {  // the last row of an odd range
-        const size_t r = r1 - 1;
-        const float* m = M + r * n;
-        for (size_t b = 0; b < B; ++b) {
-            const float* xb = x + b * n;
-            Lanes acc = {};
-            for (size_t i = 0; i < n16; i += L) acc += load_lanes<Lanes>(m + i) * load_lanes<Lanes>(xb + i);
-            y[b * rows + r] = dot_total(acc, m, xb, n16, n);
-        }
-    }
+    if ((r1 - r0) % 2 == 1) last_row_dots(x, B, M + (r1 - 1) * n, rows, n16, n, r1 - 1, y);  // an odd range
 }
 
 // The same dot products for a batch (B >= 2, chapter 08's verification): two rows of x per pass
@@ -232,28 +239,9 @@ void dot_rows_batch(const float* __restrict x, size_t B, const float* __restrict
             y[(b + 1) * rows + r] = dot_total(c0, m0, xc, n16, n);
             y[(b + 1) * rows + r + half] = dot_total(c1, m1, xc, n16, n);
         }
-        for (; b < B; ++b) {
-            const float* xb = x + b * n;
-            Lanes a0 = {}, a1 = {};
-            for (size_t i = 0; i < n16; i += L) {
-                const Lanes xi = load_lanes<Lanes>(xb + i);
-                a0 += load_lanes<Lanes>(m0 + i) * xi;
-                a1 += load_lanes<Lanes>(m1 + i) * xi;
-            }
-            y[b * rows + r] = dot_total(a0, m0, xb, n16, n);
-            y[b * rows + r + half] = dot_total(a1, m1, xb, n16, n);
-        }
+        for (; b < B; ++b) two_dots(m0, m1, x + b * n, n16, n, y[b * rows + r], y[b * rows + r + half]);
     }
-    if ((r1 - r0) % 2 == 1) {  // the last row of an odd range
-        const size_t r = r1 - 1;
-        const float* m = M + r * n;
-        for (size_t b = 0; b < B; ++b) {
-            const float* xb = x + b * n;
-            Lanes acc = {};
-            for (size_t i = 0; i < n16; i += L) acc += load_lanes<Lanes>(m + i) * load_lanes<Lanes>(xb + i);
-            y[b * rows + r] = dot_total(acc, m, xb, n16, n);
-        }
-    }
+    if ((r1 - r0) % 2 == 1) last_row_dots(x, B, M + (r1 - 1) * n, rows, n16, n, r1 - 1, y);  // an odd range
 }
 
 }  // namespace
