@@ -10,6 +10,7 @@
 #include <xtensor/xtensor.hpp>
 
 #include "decodebook/course/cli.hpp"
+#include "decodebook/course/csv.hpp"
 #include "decodebook/model/gpt2.hpp"
 
 namespace chapter07 {
@@ -22,7 +23,7 @@ inline double ms_between(Clock::time_point a, Clock::time_point b) {
 }
 
 // The rows of --csv FILE (columns series,x,y): a series and one (x, y) point. Parts 1 and 5 add them.
-using CsvRows = std::vector<std::pair<std::string, std::pair<double, double>>>;
+using CsvRows = decodebook::SeriesRows;
 
 // One prompt timed in its two phases: prefill (time to first token), decode (time per output token).
 struct Phases {

@@ -13,7 +13,7 @@
 // (gpt2.hpp); matvec, attend, gemm (kernels.hpp); gpt2_decode_bytes, decode_roofline_ms,
 // measure_read_bandwidth (roofline.hpp); cached_logits, generate_cached, generate_batch
 // (cached_loops.hpp); CachedSequence (cached_sequence.hpp); the loop's NextLogits seam
-// (generate.hpp); with_commas, human_bytes (terminal.hpp).
+// (generate.hpp); with_commas, human_bytes (terminal.hpp); SeriesRows, write_series_csv (csv.hpp).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -36,13 +36,6 @@ using namespace decodebook;
 using namespace chapter07;
 
 namespace {
-
-// --csv FILE: the step times of part 1 and the batch rates of part 5, for the site's plot.
-void write_csv(const std::string& path, const std::string& columns, const CsvRows& rows) {
-    CsvFile csv(path, columns);
-    for (const auto& [series, xy] : rows) csv.out() << series << ',' << xy.first << ',' << xy.second << '\n';
-    csv.close();
-}
 
 // Your turn: the examples of the chapter through your exercises (exercises/07-kv-cache/).
 void report_exercises() {
@@ -134,7 +127,7 @@ int main(int argc, char** argv) {
         temperature_zero_in_batch(session, part5);                                             // part 6
 
         if (!opt.csv.empty()) {
-            write_csv(opt.csv, info.csv_columns, csv_rows);
+            write_series_csv(opt.csv, info.csv_columns, csv_rows);
             std::printf("\n(wrote the step times of part 1 and the batch rates of part 5 to %s)\n", opt.csv.c_str());
         }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "decodebook/course/cli.hpp"
+#include "decodebook/course/csv.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/speculative.hpp"
 
@@ -26,7 +27,7 @@ struct Speculation : decodebook::Session {
 };
 
 // The rows of --csv FILE (columns series,x,y): a series and one (x, y) point.
-using CsvRows = std::vector<std::pair<std::string, std::pair<double, double>>>;
+using CsvRows = decodebook::SeriesRows;
 
 // A timed run: its output, what speculation did (plain runs: nothing), the fastest of its repeats.
 struct Timed {

@@ -30,17 +30,6 @@
 using namespace decodebook;
 using namespace chapter08;
 
-namespace {
-
-// --csv FILE: part 2's predicted and measured speed-ups and verify costs, part 3's acceptance.
-void write_csv(const std::string& path, const std::string& columns, const CsvRows& rows) {
-    CsvFile csv(path, columns);
-    for (const auto& [series, xy] : rows) csv.out() << series << ',' << xy.first << ',' << xy.second << '\n';
-    csv.close();
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
     ProgramInfo info = sampling_chapter("chapter-08", "Speculative decoding: draft, verify in one call, keep a prefix.",
                                         "The best way to");
@@ -81,7 +70,7 @@ int main(int argc, char** argv) {
         target_distribution_case();
 
         if (!opt.csv.empty()) {
-            write_csv(opt.csv, info.csv_columns, csv);
+            write_series_csv(opt.csv, info.csv_columns, csv);
             std::printf("\n(wrote part 2's speed-ups and verify costs and part 3's acceptance to %s)\n", opt.csv.c_str());
         }
         std::printf("\nYour exercises (./grade 08 grades them):\n");

@@ -21,4 +21,10 @@ std::string csv_quoted(const std::string& text) {
     return field + '"';
 }
 
+void write_series_csv(const std::string& path, const std::string& columns, const SeriesRows& rows) {
+    CsvFile csv(path, columns);
+    for (const auto& [series, xy] : rows) csv.out() << series << ',' << xy.first << ',' << xy.second << '\n';
+    csv.close();
+}
+
 }  // namespace decodebook

@@ -3,6 +3,8 @@
 /// @brief The `--csv FILE` some chapters write for the course site's plots (chapter 00).
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace decodebook {
 
@@ -22,6 +24,15 @@ private:
     std::string path_;
     std::ofstream out_;
 };
+
+/// Points of a plot's series, as chapters 07 and 08 collect them for `--csv`: a series' name and
+/// one (x, y). Introduced in chapter 07.
+using SeriesRows = std::vector<std::pair<std::string, std::pair<double, double>>>;
+
+/// Write `rows` to `path` under the header `columns` ("series,x,y"), one line per point.
+/// Introduced in chapter 07.
+/// @throws Error when the file cannot be created or written.
+void write_series_csv(const std::string& path, const std::string& columns, const SeriesRows& rows);
 
 /// A CSV field: the text in double quotes, inner quotes doubled. Introduced in chapter 02.
 std::string csv_quoted(const std::string& text);
