@@ -43,6 +43,12 @@ def sample(build: str, args: list[str], with_stderr: bool = False) -> str:
     return out
 
 
+def command_block(args: list[str], output: str) -> str:
+    """A Markdown block: the decodebook-generate command as typed, then what it printed."""
+    typed = " ".join(repr(x) if " " in x else x for x in args)
+    return f"```text\n$ decodebook-generate {typed}\n{output}\n```"
+
+
 # Speculative runs whose acceptance the draft's card quotes: greedy and sampled, with the target.
 DRAFT_RUNS = [
     ["--prompt", "The best way to", "--temperature", "0", "-n", "40", "--assistant-model", "models/fortunes-draft",
@@ -65,10 +71,7 @@ def draft_card(build: str) -> None:
     a = r["args"]
     size = os.path.getsize(os.path.join(DRAFT, "model.safetensors"))
     rows = "\n".join(f"| {h['step']} | {h['val_nats_per_token']:.4f} |" for h in r["history"])
-    runs = []
-    for s in DRAFT_RUNS:
-        text = sample(build, s, with_stderr=True)
-        runs.append(f"```text\n$ decodebook-generate {' '.join(repr(x) if ' ' in x else x for x in s)}\n{text}\n```")
+    runs = [command_block(s, sample(build, s, with_stderr=True)) for s in DRAFT_RUNS]
     card = f"""# fortunes-draft — chapter 08's draft model
 
 A much smaller GPT-2 trained on the same corpus, split and tokenizer as the embedded model
@@ -169,10 +172,7 @@ def main() -> None:
     a = r["args"]
     size = os.path.getsize(os.path.join(MODEL, "model.safetensors"))
     rows = "\n".join(f"| {h['step']} | {h['val_nats_per_token']:.4f} |" for h in r["history"])
-    samples = []
-    for s in SAMPLES:
-        text = sample(args.build, s)
-        samples.append(f"```text\n$ decodebook-generate {' '.join(repr(x) if ' ' in x else x for x in s)}\n{text}\n```")
+    samples = [command_block(s, sample(args.build, s)) for s in SAMPLES]
     improvement = r["bigram_nats_per_token"] - r["model_nats_per_token"]
     card = f"""# fortunes-gpt2 — the embedded model
 
