@@ -19,6 +19,7 @@ packages=(
   libpcre2-dev                                # GPT-2's Unicode pre-tokenizer regex
   libcxxopts-dev                              # chapter command lines
   catch2                                      # tests and grading (Catch2 v2)
+  libseccomp-dev                              # ./grade runs your code under a seccomp filter
   python3                                     # ./grade and tests/course/check_course.py (standard library only)
 )
 for arg in "$@"; do

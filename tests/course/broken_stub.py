@@ -13,7 +13,13 @@ Copies exercises/ to a temporary folder, puts a syntax error into the copy's
       with its first error under it, the other exercises of chapter 04 as not graded, and its
       results.json has those as "error" entries scoring 0;
   (c) in the same copy, a 01.1 stub that calls std::exit(0) scores nothing, and a 02.1 stub that
-      allocates 50 GB fails alone, within seconds, as out of memory.
+      allocates 50 GB fails alone, within seconds, as out of memory;
+  (d) in the same copy, the hostile stubs of tests/course/hostile_stubs.py: every other exercise
+      calls the library's answer (directly, through `using`, a macro, a function pointer, an asm
+      label, the answer's parts) or is a worked solution that forges the verdict (Catch2's report
+      by its path, every open descriptor, a static constructor, killing the test program); each
+      scores 0 with a message that says why, and grade's check of the compiled objects names the
+      answer of every exercise of the manifest.
 Whatever happens, the build folder is reconfigured back to the exercises folder it had (the
 repository's exercises/ by default), so it is left configured as it was; its next build relinks
 the exercise libraries from there. Only the exercise libraries, chapter-00 and the exercise test
@@ -31,6 +37,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import hostile_stubs
 
 REPO = Path(__file__).resolve().parents[2]
 BROKEN_CHAPTER = "04"
@@ -116,7 +124,33 @@ def check_chapter_00(checks, build_dir, jobs):
                  f"    exit status {ran.returncode}\n" + tail(ran.stdout))
 
 
-def check_grade(checks, build_dir, jobs, results, line):
+def section(report, ex_id):
+    """The report's lines of one exercise, whitespace folded (Catch2 wraps long messages)."""
+    text = report.split(f"  ✗ {ex_id} ", 1)[-1].split("\n  ✗ ", 1)[0].split("\n  chapter ", 1)[0]
+    return " ".join(text.split())
+
+
+def check_object_twins(checks, build_dir, manifest):
+    """grade's check of the compiled objects names every exercise's answer (hostile_stubs.OBJECT_TWINS)."""
+    grade = load_grade()
+    found = hostile_stubs.object_twin_findings(grade, build_dir, manifest)
+    for ex in manifest:
+        expected = hostile_stubs.OBJECT_TWINS[ex["id"]][1]
+        message = found.get(ex["id"], "")
+        checks.check(f"calls {expected}" in message and "which is the answer" in message,
+                     f"an object calling {ex['id']}'s answer is refused, naming {expected}", f"    found: {message!r}")
+
+
+def load_grade():
+    from importlib.machinery import SourceFileLoader
+    from importlib.util import module_from_spec, spec_from_loader
+    loader = SourceFileLoader("grade", str(REPO / "grade"))
+    module = module_from_spec(spec_from_loader("grade", loader))
+    loader.exec_module(module)
+    return module
+
+
+def check_grade(checks, build_dir, jobs, results, line, forged_file):
     manifest = json.loads((REPO / "exercises" / "manifest.json").read_text(encoding="utf-8"))["exercises"]
     done = run([sys.executable, REPO / "grade", "--build-dir", build_dir, "--jobs", jobs, "--json", results])
     report = done.stdout
@@ -129,17 +163,33 @@ def check_grade(checks, build_dir, jobs, results, line):
             want = f"  ✗ {ex['id']} {ex['title']} (does not compile)"
         elif ex["chapter"] == BROKEN_CHAPTER:
             want = f"  ✗ {ex['id']} {ex['title']} (not graded: {broken_id} does not compile)"
-        elif ex["id"] in (EXITING_ID, HOGGING_ID):
+        elif ex["id"] in (EXITING_ID, HOGGING_ID, *hostile_stubs.FORGERIES):
             want = f"  ✗ {ex['id']} {ex['title']}"
+            what = {EXITING_ID: "calls exit(0)", HOGGING_ID: "allocates 50 GB"}.get(ex["id"], "forges the verdict")
             checks.check(any(l.startswith(want) and "not started" not in l for l in lines),
-                         f"the report says: {want.strip()} (its stub {'calls exit(0)' if ex['id'] == EXITING_ID else 'allocates 50 GB'})")
+                         f"the report says: {want.strip()} (its stub {what})")
             continue
+        elif ex["id"] in hostile_stubs.TWIN_CALLS:
+            want = f"  ✗ {ex['id']} {ex['title']} (calls a library function it may not: scores 0)"
         else:
             want = f"  ✗ {ex['id']} {ex['title']} (not started)"
         checks.check(want in lines, f"the report says: {want.strip()}")
-    greedy = report.split(f"  ✗ {HOGGING_ID} ", 1)[-1].split("\n  ✗ ", 1)[0]
+    greedy = section(report, HOGGING_ID)
     checks.check("ran out of memory (std::bad_alloc)" in greedy,
                  f"{HOGGING_ID}'s failure says it ran out of memory", "    " + greedy[:600])
+    exiting = section(report, EXITING_ID)
+    checks.check("ended its process with exit() before returning" in exiting,
+                 f"{EXITING_ID}'s failure says its code called exit()", "    " + exiting[:600])
+    for ex_id, (*_, twin) in hostile_stubs.TWIN_CALLS.items():
+        said = section(report, ex_id)
+        checks.check(f"calls {twin}, which is the answer: write it yourself" in said,
+                     f"{ex_id}'s report names the answer it calls ({twin})", "    " + said[:600])
+    for ex_id, (*_, message) in hostile_stubs.FORGERIES.items():
+        said = section(report, ex_id)
+        checks.check(message in said, f"{ex_id}'s forgery fails, and the report says it {message}",
+                     "    " + said[:600])
+    checks.check(not forged_file.exists(), "the static constructor of 06.2's forgery wrote nothing",
+                 f"    {forged_file} exists")
     chapter = report.split(f"\nChapter {BROKEN_CHAPTER}:", 1)[-1]
     where = re.compile(rf"{re.escape(BROKEN_FILE)}:{line}:\d+: error: ")
     checks.check(any(where.search(l) for l in chapter.splitlines()),
@@ -176,9 +226,17 @@ def check_grade(checks, build_dir, jobs, results, line):
             ok = bool(entries) and all(e["status"] == "error" and e["score"] == 0 for e in entries)
             checks.check(ok, f"results.json: ex{ex['id']} scores nothing, as errors (out of memory)",
                          "    " + json.dumps(entries, ensure_ascii=False)[:600])
-        elif ex["id"] == EXITING_ID:
-            ok = bool(entries) and all(e["status"] != "pass" and e["score"] == 0 for e in entries)
-            checks.check(ok, f"results.json: ex{ex['id']} scores nothing although its stub exits with code 0",
+        elif ex["id"] in (EXITING_ID, *hostile_stubs.FORGERIES):
+            ok = (bool(entries) and all(e["score"] == 0 for e in entries)
+                  and any(e["status"] != "pass" for e in entries))
+            what = "its stub exits with code 0" if ex["id"] == EXITING_ID else "it forges the verdict"
+            checks.check(ok, f"results.json: ex{ex['id']} scores nothing although {what}",
+                         "    " + json.dumps(entries, ensure_ascii=False)[:600])
+        elif ex["id"] in hostile_stubs.TWIN_CALLS:
+            ok = ([(e["name"], e["status"], e["score"]) for e in entries] ==
+                  [(f"ex{ex['id']} (calls a library function it may not)", "error", 0)]
+                  and "which is the answer" in entries[0].get("message", ""))
+            checks.check(ok, f"results.json: ex{ex['id']} is an 'error' entry scoring 0 that names the answer",
                          "    " + json.dumps(entries, ensure_ascii=False)[:600])
         else:
             ok = bool(entries) and all(e["name"].startswith(f"ex{ex['id']} ") and "compile" not in e["name"]
@@ -211,6 +269,11 @@ def main(argv=None):
         line = break_stub(copy)
         exit_in_stub(copy)
         allocate_in_stub(copy)
+        manifest = json.loads((REPO / "exercises" / "manifest.json").read_text(encoding="utf-8"))["exercises"]
+        forged_file = Path(tmp) / "forged-at-load.txt"
+        hostile_stubs.write_twin_calls(copy, manifest, build_dir)
+        hostile_stubs.write_forgeries(copy, manifest, REPO, forged_file)
+        hostile_stubs.write_object_twins(copy)
         print(f"broken_stub: {BROKEN_FILE}:{line} of a copy in {copy} does not compile; "
               f"building {build_dir.name} against it", flush=True)
         try:
@@ -222,8 +285,9 @@ def main(argv=None):
                 check_chapter_00(checks, build_dir, args.jobs)
                 steps.append(("chapter-00", time.monotonic() - step))
                 step = time.monotonic()
-                check_grade(checks, build_dir, args.jobs, Path(tmp) / "results.json", line)
+                check_grade(checks, build_dir, args.jobs, Path(tmp) / "results.json", line, forged_file)
                 steps.append(("./grade", time.monotonic() - step))
+                check_object_twins(checks, build_dir, manifest)
         finally:
             restored = reconfigure(build_dir, original)
             checks.check(restored.returncode == 0 and cache_value(build_dir, "DECODEBOOK_EXERCISES_DIR") == original,
@@ -234,7 +298,8 @@ def main(argv=None):
         print("FAIL: broken_stub: " + "; ".join(checks.failed))
     else:
         print("PASS: broken_stub: a stub of chapter 04 that does not compile breaks only chapter 04 and is "
-              "named, a stub that exits with code 0 scores nothing, and one that allocates 50 GB fails alone")
+              "named, a stub that exits with code 0 scores nothing, one that allocates 50 GB fails alone, and "
+              "every stub that calls the library's answer or forges the verdict scores 0")
     print(f"broken_stub: {len(checks.passed)} passed, {len(checks.failed)} failed")
     return 1 if checks.failed else 0
 

@@ -335,6 +335,82 @@ class Scoring(unittest.TestCase):
         self.assertEqual((doc["status"], doc["score"]), ("pass", 12))
 
 
+class LibraryCalls(unittest.TestCase):
+    """No answer by call: what an exercise's object refers to, against its manifest lists."""
+
+    SOFTMAX = {"id": "02.1", "function": "your_softmax", "may_use": [], "answer": ["decodebook::softmax"]}
+
+    def test_qualified_names(self):
+        cases = {"decodebook::softmax(xt::xtensor_container<xt::uvector<float, std::allocator<float> >, 1ul, "
+                 "(xt::layout_type)1, xt::xtensor_expression_tag> const&)": "decodebook::softmax",
+                 "decodebook::Gpt2::forward(std::vector<int, std::allocator<int> > const&) const":
+                     "decodebook::Gpt2::forward",
+                 "void decodebook::fill<int>(std::vector<int, std::allocator<int> >&)": "decodebook::fill",
+                 "decodebook::f(int)::{lambda(int)#1}::operator()(int) const": "decodebook::f",
+                 "std::vector<decodebook::Beam, std::allocator<decodebook::Beam> >::push_back(decodebook::Beam&&)":
+                     "std::vector::push_back",
+                 "decodebook::kTable": "decodebook::kTable"}
+        for demangled, name in cases.items():
+            self.assertEqual(grade.qualified_name(demangled), name, demangled)
+        self.assertIsNone(grade.qualified_name("typeinfo for decodebook::Error"))
+        self.assertIsNone(grade.qualified_name("vtable for decodebook::NotImplemented"))
+
+    def test_patterns(self):
+        self.assertTrue(grade.allowed("decodebook::Gpt2::forward", ["decodebook::Gpt2::*"]))
+        self.assertTrue(grade.allowed("decodebook::your_argmax", grade.ALWAYS_ALLOWED))
+        self.assertFalse(grade.allowed("decodebook::Gpt2x::forward", ["decodebook::Gpt2::*"]))
+        self.assertFalse(grade.allowed("decodebook::softmax_all", ["decodebook::softmax"]))
+
+    def test_nm_listing_by_member(self):
+        text = ("libexercises_02.a:softmax.cpp.o:                 U _ZN10decodebook7softmaxERKi\n"
+                "libexercises_02.a:softmax.cpp.o:0000000000000000 T _ZN10decodebook12your_softmaxERKi\n"
+                "libexercises_02.a:sample.cpp.o:0000000000000010 W _ZN10decodebook15candidate_orderERKi\n"
+                "libexercises_02.a:sample.cpp.o: no symbols\n")
+        self.assertEqual(grade.parse_nm(text), {
+            "softmax.cpp.o": [("U", "_ZN10decodebook7softmaxERKi"), ("T", "_ZN10decodebook12your_softmaxERKi")],
+            "sample.cpp.o": [("W", "_ZN10decodebook15candidate_orderERKi")]})
+
+    def test_undefined_and_inline_library_functions_count_but_not_the_students_own(self):
+        demangled = {"a": "decodebook::softmax(int const&)", "b": "decodebook::your_softmax(int const&)",
+                     "c": "decodebook::candidate_order(int const&)", "d": "decodebook::my_helper(int)",
+                     "e": "std::exp(float)", "f": "decodebook::mine(int)"}
+        symbols = [("U", "a"), ("T", "b"), ("W", "c"), ("W", "d"), ("U", "e"), ("t", "f")]
+        self.assertEqual(grade.library_uses(symbols, demangled, {"softmax", "candidate_order"}),
+                         ["decodebook::softmax", "decodebook::candidate_order"])
+
+    def test_calling_the_answer_scores_zero_with_a_message_that_says_so(self):
+        self.assertEqual(grade.call_violation(self.SOFTMAX, ["decodebook::softmax"]),
+                         "your_softmax calls decodebook::softmax, which is the answer: write it yourself")
+
+    def test_another_library_function_is_refused_with_what_is_allowed(self):
+        sample = {"id": "02.3", "function": "your_sample_inverse_cdf", "may_use": ["decodebook::candidate_order"],
+                  "answer": ["decodebook::sample_inverse_cdf"]}
+        self.assertIsNone(grade.call_violation(sample, ["decodebook::candidate_order", "decodebook::your_softmax",
+                                                        "decodebook::NotImplemented::NotImplemented"]))
+        message = grade.call_violation(sample, ["decodebook::LogitsChain::apply"])
+        self.assertEqual(message, "your_sample_inverse_cdf calls decodebook::LogitsChain::apply, which exercise "
+                                  "02.3 may not use: write that part yourself (the library functions it may use: "
+                                  "decodebook::candidate_order)")
+
+    def test_a_violation_scores_zero_everywhere(self):
+        exercises, _ = fixture_results()
+        passing = next(ex for ex in exercises if ex.state == "pass")
+        exercises, _ = grade.group_by_exercise([e.info for e in exercises], [t for e in exercises for t in e.tests],
+                                               violations={passing.info["id"]: "your_x calls decodebook::x, which "
+                                                           "is the answer: write it yourself"})
+        ex = next(e for e in exercises if e.info["id"] == passing.info["id"])
+        self.assertEqual((ex.state, ex.earned), ("forbidden", 0))
+        lines = grade.exercise_lines(ex, colour=False)
+        self.assertIn("(calls a library function it may not: scores 0)", lines[0])
+        self.assertIn("which is the answer: write it yourself", "\n".join(lines))
+        doc = grade.results_json(exercises, 1.0, root=ROOT)
+        entries = [t for t in doc["tests"] if t["exercise"] == ex.info["id"]]
+        self.assertEqual([(t["status"], t["score"]) for t in entries], [("error", 0)])
+        self.assertIn("which is the answer", entries[0]["message"])
+        junit = grade.junit_xml(exercises, root=ROOT)
+        self.assertIn(f"ex{ex.info['id']} (calls a library function it may not)", junit)
+
+
 class Selection(unittest.TestCase):
     manifest = json.loads(fixture("manifest.json"))["exercises"]
 
@@ -751,6 +827,11 @@ class FakeTools:
             chapter = cmd[cmd.index("--target") + 1].rsplit("_", 1)[1]
             log = self.broken.get(chapter)
             return subprocess.CompletedProcess(cmd, 2 if log else 0, log or "")
+        if cmd[0] == "nm":   # every manifest file compiled, calling nothing of the library's
+            manifest = json.loads(fixture("manifest.json"))["exercises"]
+            members = {Path(f).name for e in manifest for f in e["files"] + e.get("solution_files", [])}
+            return subprocess.CompletedProcess(cmd, 0, "".join(f"{cmd[-1]}:{m}.o:0000000000000000 T _Z1fv\n"
+                                                               for m in sorted(members)))
         if cmd[0] == "ctest":
             assert "--show-only=json-v1" in cmd
             pattern = re.compile(cmd[cmd.index("-R") + 1])

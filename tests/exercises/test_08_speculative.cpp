@@ -15,6 +15,7 @@
 #include "decodebook/exercises.hpp"
 #include "decodebook/sampling/sampling.hpp"
 #include "golden.hpp"
+#include "sandbox.hpp"
 
 using namespace decodebook;
 using Vec = xt::xtensor<float, 1>;
@@ -203,10 +204,14 @@ TEST_CASE("ex08.1 HF's target-distribution case: the replacement follows the tar
     Rng rng(2026);
     std::map<int, int> counts;
     const int n = 10000;
-    for (int run = 0; run < n; ++run) {
-        const double accept_coin = rng.coin(), residual_coin = rng.coin();
-        ++counts[your_verify_position(p, &q, 5, accept_coin, residual_coin)];
-    }
+    std::vector<double> coins(2 * n);  // (accept, residual) per run
+    for (double& c : coins) c = rng.coin();
+    const std::vector<int> tokens = sandbox::run<std::vector<int>>("your_verify_position", [&] {
+        std::vector<int> out;  // every call in one sandboxed child (sandbox.hpp), not one child each
+        for (int run = 0; run < n; ++run) out.push_back(your_verify_position(p, &q, 5, coins[2 * run], coins[2 * run + 1]));
+        return out;
+    });
+    for (int token : tokens) ++counts[token];
     int strays = 0;
     for (const auto& [id, count] : counts) strays += law.count(id) ? 0 : count;
     INFO(distributions(p, &q) << "\nx 5, " << n << " pairs of coins (accept, residual) from Rng(2026)");
@@ -289,12 +294,23 @@ TEST_CASE("ex08.1 tokens drafted from q then verified are distributed as p", "[e
         std::map<int, int> counts;
         const int n = 20000;
         int kept = 0;
+        std::vector<int> xs(n);
+        std::vector<double> coins(2 * n);  // (accept, residual) per run
         for (int run = 0; run < n; ++run) {
-            const int x = deterministic ? fixed : sample_inverse_cdf(q, rng.coin());
-            const double accept_coin = rng.coin(), residual_coin = rng.coin();
-            const int token = your_verify_position(p, deterministic ? nullptr : &q, x, accept_coin, residual_coin);
-            kept += token == x;  // a rejected x never comes back: the residual has nothing at x
-            ++counts[token];
+            xs[static_cast<size_t>(run)] = deterministic ? fixed : sample_inverse_cdf(q, rng.coin());
+            coins[2 * static_cast<size_t>(run)] = rng.coin();
+            coins[2 * static_cast<size_t>(run) + 1] = rng.coin();
+        }
+        const std::vector<int> tokens = sandbox::run<std::vector<int>>("your_verify_position", [&] {
+            std::vector<int> out;  // every call in one sandboxed child (sandbox.hpp), not one child each
+            for (size_t run = 0; run < xs.size(); ++run)
+                out.push_back(your_verify_position(p, deterministic ? nullptr : &q, xs[run], coins[2 * run],
+                                                   coins[2 * run + 1]));
+            return out;
+        });
+        for (size_t run = 0; run < tokens.size(); ++run) {
+            kept += tokens[run] == xs[run];  // a rejected x never comes back: the residual has nothing at x
+            ++counts[tokens[run]];
         }
         INFO("trial " << trial << ", " << n << " draws, coins from Rng(8): p " << show(p, 3) << "\nq "
                       << (deterministic ? "null, x always " + std::to_string(fixed) : show(q, 3) + ", x drawn from q"));
