@@ -18,7 +18,9 @@
 5. Every solution passes its exercise's tests (CTest label "course"), run as ./grade runs them
    (its runner, under its limits), each with at least 5 times headroom under the CPU-time limit
    ./grade gives it (the floor, or 10 times the time recorded in tests/course/test_seconds.json,
-   which --record-seconds writes from the run).
+   which --record-seconds writes from the run), and every solution's compiled objects call only
+   the library functions its manifest entry may use (./grade's check_calls: the rule that scores
+   a stub calling the library's answer 0 must never catch a worked answer).
 6. Every test fails against the untouched stubs (CTest label "student"): a stub that passes is a
    broken exercise. Skipped, with a note, when exercises/ has local changes (a student's work).
 7. Every stub, filled in with its worked answer, compiles (no build needed, only a compiler): the
@@ -433,6 +435,12 @@ def check_solutions_and_stubs(c: Checks, build_dir: str, record_seconds: bool = 
         with open(grade.SECONDS_FILE, "w", encoding="utf-8") as f:
             f.write(json.dumps(doc, indent=2) + "\n")
         print(f"  wrote {os.path.relpath(grade.SECONDS_FILE, ROOT)}: {len(slow)} slow tests")
+    print("solutions call only the library functions their exercise may use (./grade's check of the objects):")
+    manifest = json.load(open(os.path.join(ROOT, "exercises", "manifest.json"), encoding="utf-8"))["exercises"]
+    for chapter in sorted({e["chapter"] for e in manifest}):
+        found = grade.check_calls(build_dir, chapter, manifest, solutions=True)
+        for ex in (e for e in manifest if e["chapter"] == chapter):
+            c.check(ex["id"] not in found, f"{ex['id']}'s worked solution keeps to may_use", found.get(ex["id"], ""))
     print("stubs (every test must fail):")
     if not exercises_pristine():
         print("  skip  exercises/ has local changes (your work?): the stub check runs on a clean checkout")
