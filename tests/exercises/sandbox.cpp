@@ -153,6 +153,15 @@ void install_filter() {
         for (int call : {SCMP_SYS(write), SCMP_SYS(writev)})
             seccomp_rule_add(f, SCMP_ACT_ALLOW, call, 1, SCMP_A0(SCMP_CMP_EQ, static_cast<scmp_datum_t>(fd)));
     }
+#ifdef DECODEBOOK_SANITIZED
+    // The sanitizer job (tools/run-tests.sh) checks memory, not the filter: ASan tells readable
+    // memory from unreadable by writing it into a pipe of its own (IsAccessibleMemoryRange), so
+    // there the child may make pipes and write to any descriptor. Everything else holds, and the
+    // filter itself is proven in the normal build (tests/course/broken_stub.py's forgeries).
+    allow(SCMP_SYS(pipe2));
+    allow(SCMP_SYS(pipe));
+    allow(SCMP_SYS(write));
+#endif
     // Asking a descriptor about itself (isatty, flags), never duplicating it.
     seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
     for (int cmd : {F_GETFD, F_GETFL, F_SETFD})

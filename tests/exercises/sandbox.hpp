@@ -66,6 +66,7 @@ public:
         return static_cast<size_t>(n);
     }
     bool done() const { return at_ == bytes_.size(); }
+    size_t left() const { return bytes_.size() - at_; }
 
 private:
     std::string bytes_;
@@ -121,10 +122,10 @@ void get(Reader& r, xt::xtensor<T, N>& t) {
     size_t total = 1;
     for (size_t d = 0; d < N; ++d) {
         shape[d] = r.count(0);
-        if (shape[d] && total > (size_t{1} << 40) / shape[d]) throw std::runtime_error("the result is too large");
+        if (shape[d] && total > r.left() / shape[d]) throw std::runtime_error("the result is cut or forged");
         total *= shape[d];
     }
-    if (total > (size_t{1} << 40) / sizeof(T)) throw std::runtime_error("the result is too large");
+    if (total > r.left() / sizeof(T)) throw std::runtime_error("the result is cut or forged");  // before allocating
     t = xt::xtensor<T, N>::from_shape(shape);
     r.raw(t.data(), total * sizeof(T));
 }
