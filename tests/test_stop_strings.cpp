@@ -134,6 +134,22 @@ TEST_CASE("stop_match list_order takes the first stop of the list that matches",
     CHECK(stream({"ab", "c", "d"}, {"abcd", "bc"}, false, StopMatch::ListOrder).matched == "bc");
 }
 
+TEST_CASE("a final match shows all the text before its stop even while a longer stop is pending", "[stop]") {
+    // issue 23: "an" completes inside " man" while " man" is still a prefix of "a mango"; the match
+    // is final, so nothing is held back for "a mango" any more: vLLM (old rule and new) returns " a m"
+    for (StopMatch rule : {StopMatch::ListOrder}) {
+        const Run r = stream({" a", " man"}, {"a mango", "an"}, false, rule);
+        CHECK(r.text == " a m");
+        CHECK(r.matched == "an");
+        CHECK(r.pieces == Pieces{" ", "a m", ""});
+        // chapter 06 part 3: "bc" completes while "abc" may still become "abcd"
+        const Run part3 = stream({"xab", "c", "d"}, {"abcd", "bc"}, false, rule);
+        CHECK(part3.text == "xa");
+        CHECK(part3.matched == "bc");
+        CHECK(stream({"xab", "c", "d"}, {"abcd", "bc"}, true, rule).text == "xabc");
+    }
+}
+
 TEST_CASE("stop_match token_overlap keeps the whole last token and holds nothing back", "[stop]") {
     // HF's StopStringCriteria: it stops, but returns the stop and the rest of the token
     const Run r = stream({"hello", " world"}, {"lo", "hel"}, false, StopMatch::TokenOverlap);

@@ -104,8 +104,10 @@ std::string StopStringStream::advance(const std::string& complete_text, bool fin
                 end = include_ ? found_->position + matched_->size() : found_->position;
         }
     }
-    if (!final && !include_ && rule_ != StopMatch::TokenOverlap)
-        end = std::min(end, text.size() - stop_holdback(text.substr(released_), stops_));  // may still become a stop
+    // text that may still become a stop waits; after a final match no stop can complete any more,
+    // so everything before the cut is shown (holding back for a pending longer stop lost it)
+    if (!final && !matched_ && !include_ && rule_ != StopMatch::TokenOverlap)
+        end = std::min(end, text.size() - stop_holdback(text.substr(released_), stops_));
     end = std::max(end, released_);  // nothing shown is ever taken back
     std::string out = text_.substr(released_, end - released_);
     released_ = end;
