@@ -37,7 +37,8 @@ constexpr Spelling<AssistantSchedule> kSchedules[] = {{AssistantSchedule::Consta
 constexpr Spelling<VerifyRule> kVerifyRules[] = {{VerifyRule::Leviathan, "leviathan"},
                                                  {VerifyRule::SampleAndCompare, "sample_and_compare"}};
 constexpr Spelling<StopMatch> kStopMatch[] = {
-    {StopMatch::Earliest, "earliest"}, {StopMatch::ListOrder, "list_order"}, {StopMatch::TokenOverlap, "token_overlap"}};
+    {StopMatch::Earliest, "earliest"}, {StopMatch::Vllm, "vllm"}, {StopMatch::ListOrder, "list_order"},
+    {StopMatch::TokenOverlap, "token_overlap"}};
 
 template <class Enum, size_t N>
 std::string spell(const Spelling<Enum> (&table)[N], Enum value) {

@@ -11,14 +11,20 @@ namespace decodebook {
 std::optional<StopHit> find_stop(std::string_view text, size_t from, const std::vector<std::string>& stops,
                                  StopMatch rule) {
     std::optional<StopHit> best;
+    size_t best_end = 0;  // where `best` ends
     for (size_t i = 0; i < stops.size(); ++i) {
         const std::string& stop = stops[i];
         // a new occurrence ends after `from`, so it starts at from - len + 1 or later
         const size_t start = from + 1 > stop.size() ? from + 1 - stop.size() : 0;
         const size_t at = text.find(stop, start);
         if (at == std::string_view::npos) continue;
-        if (rule == StopMatch::ListOrder) return StopHit{at, i};  // vLLM: the list decides
-        if (!best || at < best->position) best = StopHit{at, i};  // llama.cpp: the text decides
+        if (rule == StopMatch::ListOrder) return StopHit{at, i};  // vLLM before PR #49391: the list decides
+        const size_t end = at + stop.size();
+        // llama.cpp: the first to start wins; vLLM: the first to complete; a tie keeps the earlier in the list
+        if (!best || (rule == StopMatch::Vllm ? end < best_end : at < best->position)) {
+            best = StopHit{at, i};
+            best_end = end;
+        }
     }
     return best;
 }

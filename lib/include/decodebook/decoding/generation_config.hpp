@@ -90,10 +90,12 @@ BeamScoring parse_beam_scoring(const std::string& text);
 /// Which stop string wins when several match. Introduced in chapter 06.
 enum class StopMatch {
     Earliest,      ///< "earliest" (llama.cpp): the one that starts first in the text
-    ListOrder,     ///< "list_order" (vLLM): the first in the list that matches
+    Vllm,          ///< "vllm" (vLLM today, since vllm-project/vllm PR #49391): the one that completes
+                   ///< first in the text; at the same end, the first in the list
+    ListOrder,     ///< "list_order" (vLLM before PR #49391): the first in the list that matches
     TokenOverlap,  ///< "token_overlap" (HF): only a stop that overlaps the last token counts
 };
-/// "earliest", "list_order" or "token_overlap". Introduced in chapter 06.
+/// "earliest", "vllm", "list_order" or "token_overlap". Introduced in chapter 06.
 std::string to_string(StopMatch rule);
 /// @throws Error naming the accepted values. Introduced in chapter 06.
 StopMatch parse_stop_match(const std::string& text);
