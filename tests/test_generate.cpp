@@ -389,11 +389,48 @@ TEST_CASE("the knob table parses and checks every knob from text", "[config]") {
     REQUIRE_THROWS_WITH(validate(lengths), Catch::Contains("min_new_tokens (5) exceeds max_new_tokens (4)"));
 }
 
+TEST_CASE("stop takes escapes or a JSON array and refuses what could never match", "[config][stop]") {
+    // issue 23: --stop '\n' was the two characters backslash and n, a stop that never matched
+    GenerationConfig c;
+    set_knob(c, "stop", "\\n");
+    CHECK(c.stop == std::vector<std::string>{"\n"});
+    set_knob(c, "stop", "a\\tb\\r\\\\n");
+    CHECK(c.stop == std::vector<std::string>{"a\tb\r\\n"});
+    set_knob(c, "stop", "[\"User:\", \"\\n--\"]");  // JSON's own escapes
+    CHECK(c.stop == std::vector<std::string>{"User:", "\n--"});
+    // a command line adds each --stop to the list; a JSON array adds each of its strings
+    const Knob& stop = find_knob("stop");
+    REQUIRE(stop.repeatable);
+    stop.add(c, "x\\n");
+    stop.add(c, "[\"y\", \"z\"]");
+    CHECK(c.stop == std::vector<std::string>{"User:", "\n--", "x\n", "y", "z"});
+    CHECK(stop.get(c) == "[\"User:\",\"\\n--\",\"x\\n\",\"y\",\"z\"]");
+    const auto message = [&](const std::string& value) {
+        GenerationConfig d;
+        try {
+            set_knob(d, "stop", value);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    CHECK_THAT(message("\\q"), Catch::Contains("unknown escape \\q") && Catch::Contains("\\n \\t \\r \\\\") &&
+                                   Catch::Contains("fix:"));
+    CHECK_THAT(message("ab\\"), Catch::Contains("a backslash at its end"));
+    CHECK_THAT(message("[\"a\", 1]"), Catch::Contains("is not a JSON array of strings"));
+    CHECK_THAT(message(""), Catch::Contains("stop = \"\" is invalid"));
+    CHECK_THAT(message("[\"a\", \"\"]"), Catch::Contains("stop = \"\" is invalid"));
+    CHECK_THAT(message("\xC3("), Catch::Contains("is not valid UTF-8, so it can never match"));
+    CHECK(message("plain text: no escape") == "(no error)");
+}
+
 TEST_CASE("every enum spelling parses back to its value", "[config]") {
     for (PenaltyScope s : {PenaltyScope::PromptAndOutput, PenaltyScope::OutputOnly, PenaltyScope::LastN})
         CHECK(parse_penalty_scope(to_string(s)) == s);
     for (ChainOrder o : {ChainOrder::HuggingFace, ChainOrder::LlamaCpp, ChainOrder::Vllm})
         CHECK(parse_chain_order(to_string(o)) == o);
+    for (StopMatch m : {StopMatch::Earliest, StopMatch::Vllm, StopMatch::ListOrder, StopMatch::TokenOverlap})
+        CHECK(parse_stop_match(to_string(m)) == m);
     // every knob prints a value its own parser accepts, and every default is valid
     const GenerationConfig defaults;
     for (const Knob& k : knobs()) {

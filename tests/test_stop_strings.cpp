@@ -262,6 +262,34 @@ TEST_CASE("bad stop strings are refused with a fix", "[stop]") {
     CHECK_THROWS_AS(StopStringStream({}, false, StopMatch::Earliest), Error);
 }
 
+TEST_CASE("never_winning_stops names a stop that another stop always beats", "[stop]") {
+    const std::vector<std::string> user{"User", "User:"};
+    REQUIRE(never_winning_stops(user, StopMatch::Earliest).size() == 1);
+    CHECK_THAT(never_winning_stops(user, StopMatch::Earliest)[0],
+               Catch::Contains("the stop \"User:\" (stop 2) can never end the text under stop_match earliest") &&
+                   Catch::Contains("\"User\" (stop 1) begins it"));
+    CHECK(stream({"User", ":"}, user).matched == "User");
+    // listed the other way, earliest waits for the longer stop, so it can win
+    CHECK(never_winning_stops({"User:", "User"}, StopMatch::Earliest).empty());
+    CHECK(stream({"User", ":"}, {"User:", "User"}).matched == "User:");
+    // vllm: a stop inside another that completes before its end always wins, in any order
+    CHECK(never_winning_stops({"abcd", "bc"}, StopMatch::Vllm).size() == 1);
+    CHECK(never_winning_stops({"bc", "abcd"}, StopMatch::Vllm).size() == 1);
+    CHECK(never_winning_stops({"abcd", "bc"}, StopMatch::Earliest).empty());  // "abcd" starts first
+    CHECK(stream({"abcd"}, {"abcd", "bc"}, false, StopMatch::Vllm).matched == "bc");
+    // vllm: one that ends it wins only when listed first
+    CHECK(never_winning_stops({"cd", "abcd"}, StopMatch::Vllm).size() == 1);
+    CHECK(never_winning_stops({"abcd", "cd"}, StopMatch::Vllm).empty());
+    CHECK(stream({"abcd"}, {"abcd", "cd"}, false, StopMatch::Vllm).matched == "abcd");
+    // list_order: a stop listed first inside a later one always wins; listed after, one token may bring both
+    CHECK(never_winning_stops({"bc", "abcd"}, StopMatch::ListOrder).size() == 1);
+    CHECK(never_winning_stops({"abcd", "bc"}, StopMatch::ListOrder).empty());
+    CHECK(stream({"abcd"}, {"abcd", "bc"}, false, StopMatch::ListOrder).matched == "abcd");
+    // a duplicate never wins; stops that do not hold each other all can
+    CHECK(never_winning_stops({"a", "a"}, StopMatch::Vllm).size() == 1);
+    CHECK(never_winning_stops({"User:", "\n--", "Q:"}, StopMatch::Vllm).empty());
+}
+
 TEST_CASE("scan_stops is the holdback matcher on the pending text", "[stop]") {
     CHECK(scan_stops("Hello Us", {"User:"}).safe == 6);
     CHECK_FALSE(scan_stops("Hello Us", {"User:"}).stop);

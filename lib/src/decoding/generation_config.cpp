@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/utf8.hpp"
 
 namespace decodebook {
 namespace {
@@ -205,29 +206,67 @@ Knob flag_knob(std::string name, std::string flag, KnobGroup group, std::string 
     return k;
 }
 
-// stop: a JSON array of strings (["User:", "\n--"]), or one bare string for a single stop.
-// On a command line each --stop adds one.
+// One value of stop: a JSON array of strings (["User:", "\n--"], JSON's escapes), or one string
+// with the escapes \n \t \r and \\ (the shell passes a backslash through: --stop '\n' is a
+// newline). Any other backslash is refused rather than kept, so '\N' is not a stop that silently
+// never matches; a stop starting with [ is written as a JSON array.
+std::vector<std::string> parse_stops(const std::string& text, const std::string& rule) {
+    const std::string fix = "write a newline as \\n, a tab as \\t, a carriage return as \\r, a backslash as \\\\, "
+                            "or give a JSON array: --stop '[\"User:\", \"\\n\"]'";
+    std::vector<std::string> stops;
+    if (!text.empty() && text[0] == '[') {
+        try {
+            stops = nlohmann::json::parse(text).get<std::vector<std::string>>();
+        } catch (const nlohmann::json::exception&) {
+            throw Error("stop = " + text + " is not a JSON array of strings", fix);
+        }
+    } else {
+        std::string s;
+        for (size_t i = 0; i < text.size(); ++i) {
+            if (text[i] != '\\') {
+                s += text[i];
+                continue;
+            }
+            const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+            if (next == 'n') s += '\n';
+            else if (next == 't') s += '\t';
+            else if (next == 'r') s += '\r';
+            else if (next == '\\') s += '\\';
+            else
+                throw Error("stop = " + text + " has " +
+                                (next ? "the unknown escape \\" + std::string(1, next) : std::string("a backslash at its end")) +
+                                " (the escapes are \\n \\t \\r \\\\)",
+                            fix);
+            ++i;
+        }
+        stops.push_back(s);
+    }
+    for (const std::string& s : stops) {
+        if (s.empty()) invalid("stop", "stop", "\"\"", rule);
+        if (to_valid_utf8(s) != s)
+            throw Error("stop = " + nlohmann::json(to_valid_utf8(s)).dump() +
+                            " is not valid UTF-8, so it can never match the text (which always is)",
+                        "pass stop strings as UTF-8 text");
+    }
+    return stops;
+}
+
+// stop: on a command line each --stop adds what its value holds (one string or a JSON array);
+// the REPL's :set stop replaces the list.
 Knob stop_knob() {
     Knob k{"stop", "stop", KnobGroup::Stopping, "end the text at this string (repeat --stop for several)",
-           "non-empty strings: one, or a JSON array like [\"User:\", \"\\n--\"]", false, {}, {}, {}};
+           "non-empty text with the escapes \\n \\t \\r \\\\, or a JSON array of such strings like "
+           "[\"User:\", \"\\n--\"]",
+           false, {}, {}, {}};
     k.repeatable = true;
     k.get = [](const GenerationConfig& c) { return nlohmann::json(c.stop).dump(); };
-    k.set = [rule = k.rule](GenerationConfig& c, const std::string& text) {
-        std::vector<std::string> stops{text};
-        if (!text.empty() && text[0] == '[') {
-            try {
-                stops = nlohmann::json::parse(text).get<std::vector<std::string>>();
-            } catch (const nlohmann::json::exception&) {
-                throw Error("stop = " + text + " is not a JSON array of strings", "e.g. --stop 'User:' or :set stop [\"User:\"]");
-            }
-        }
-        for (const std::string& s : stops)
-            if (s.empty()) invalid("stop", "stop", "\"\"", rule);
-        c.stop = stops;
+    k.set = [rule = k.rule](GenerationConfig& c, const std::string& text) { c.stop = parse_stops(text, rule); };
+    k.add = [rule = k.rule](GenerationConfig& c, const std::string& text) {
+        for (std::string& s : parse_stops(text, rule)) c.stop.push_back(std::move(s));
     };
     k.valid = [](const GenerationConfig& c) {
         for (const std::string& s : c.stop)
-            if (s.empty()) return false;
+            if (s.empty() || to_valid_utf8(s) != s) return false;
         return true;
     };
     return k;

@@ -30,6 +30,41 @@ std::optional<StopHit> find_stop(std::string_view text, size_t from, const std::
 }
 // [/ch06:find-stop]
 
+std::vector<std::string> never_winning_stops(const std::vector<std::string>& stops, StopMatch rule) {
+    std::vector<std::string> warnings;
+    const auto quoted = [&](size_t i) {
+        std::string q(1, '"');
+        q += to_valid_utf8(stops[i]);
+        q += "\" (stop ";
+        q += std::to_string(i + 1);
+        return q + ")";
+    };
+    for (size_t b = 0; b < stops.size(); ++b) {
+        const std::string_view outer = stops[b];
+        for (size_t a = 0; a < stops.size(); ++a) {
+            const std::string_view inner = stops[a];
+            if (a == b || inner.empty() || inner.size() > outer.size()) continue;
+            const size_t at = outer.find(inner);
+            if (at == std::string_view::npos) continue;
+            std::string why;
+            if (rule == StopMatch::Vllm && at + inner.size() < outer.size()) {
+                why = "is inside it and completes first";
+            } else if (rule == StopMatch::Vllm && a < b) {
+                why = "ends it and is listed first";
+            } else if (rule == StopMatch::ListOrder && a < b) {
+                why = "is inside it and is listed first";
+            } else if ((rule == StopMatch::Earliest || rule == StopMatch::TokenOverlap) && at == 0 && a < b) {
+                why = "begins it and is listed first";
+            }
+            if (why.empty()) continue;
+            warnings.push_back("the stop " + quoted(b) + " can never end the text under stop_match " + to_string(rule) +
+                               ": " + quoted(a) + " " + why + "; drop one of them");
+            break;
+        }
+    }
+    return warnings;
+}
+
 // [ch06:holdback]
 size_t stop_holdback(std::string_view text, const std::vector<std::string>& stops) {
     size_t longest = 0;

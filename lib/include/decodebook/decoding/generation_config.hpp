@@ -169,7 +169,9 @@ struct Knob {
     std::function<std::string(const GenerationConfig&)> get;          ///< the value, as text
     std::function<void(GenerationConfig&, const std::string&)> set;  ///< parse, check, store
     std::function<bool(const GenerationConfig&)> valid;               ///< the stored value is valid
-    bool repeatable = false;  ///< a list: each `--flag VALUE` on a command line adds one value
+    bool repeatable = false;  ///< a list: each `--flag VALUE` on a command line adds to it (`add`)
+    /// A repeatable knob: parse one `--flag VALUE` and append what it holds (`set` replaces).
+    std::function<void(GenerationConfig&, const std::string&)> add = {};
 };
 
 /// The table, in the order `--help` and `--show-config` print it. Introduced in chapter 02.

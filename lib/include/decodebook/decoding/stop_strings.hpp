@@ -43,6 +43,15 @@ struct StopHit {
 std::optional<StopHit> find_stop(std::string_view text, size_t from, const std::vector<std::string>& stops,
                                  StopMatch rule);
 
+/// Warnings for the stop strings that can never end a text under `rule`, whatever the model writes,
+/// because another stop of the list inside them always wins first: under Vllm a stop that holds
+/// another one ending before its own end (or at it, listed earlier); under ListOrder one that holds
+/// another listed earlier; under Earliest and TokenOverlap one that begins with another listed
+/// earlier. E.g. "User:" after "User". Empty when every stop can win. Such a stop changes nothing
+/// (the text ends at the same place without it), so programs warn and go on.
+/// Introduced in chapter 06.
+std::vector<std::string> never_winning_stops(const std::vector<std::string>& stops, StopMatch rule);
+
 /// The length in bytes of the longest suffix of `text` that is a proper prefix of some stop
 /// string: what must be held back because a stop string may still complete (llama.cpp finds the
 /// same partial match, but its server then holds back all text not yet sent).
