@@ -387,6 +387,15 @@ TEST_CASE("the knob table parses and checks every knob from text", "[config]") {
     lengths.max_new_tokens = 4;
     lengths.min_new_tokens = 5;
     REQUIRE_THROWS_WITH(validate(lengths), Catch::Contains("min_new_tokens (5) exceeds max_new_tokens (4)"));
+    // issue 23: beam search does not apply stop strings, so the pair is refused, not ignored
+    GenerationConfig beams;
+    beams.num_beams = 2;
+    CHECK_NOTHROW(validate(beams));
+    beams.stop = {"man"};
+    REQUIRE_THROWS_WITH(validate(beams), Catch::Contains("stop strings with beam search are not offered") &&
+                                             Catch::Contains("fix: drop --stop, or pass --num-beams 1"));
+    beams.num_beams = 1;
+    CHECK_NOTHROW(validate(beams));
 }
 
 TEST_CASE("stop takes escapes or a JSON array and refuses what could never match", "[config][stop]") {

@@ -421,6 +421,12 @@ void validate(const GenerationConfig& config) {
                         std::to_string(config.num_beams) + " and do_sample is true",
                     "drop the sampling flags, or pass --do-sample false with --num-beams");
     }
+    if (config.num_beams > 1 && !config.stop.empty()) {  // refused, not ignored (issue 23)
+        throw Error("stop strings with beam search are not offered: num_beams is " + std::to_string(config.num_beams) +
+                        " and stop is " + nlohmann::json(config.stop).dump() +
+                        " (beam search would run to its end and ignore them)",
+                    "drop --stop, or pass --num-beams 1");
+    }
     if (config.prompt_lookup_min > config.max_matching_ngram_size) {
         throw Error("prompt_lookup_min (" + std::to_string(config.prompt_lookup_min) + ") exceeds max_matching_ngram_size (" +
                         std::to_string(config.max_matching_ngram_size) + ")",

@@ -187,8 +187,10 @@ const Knob& find_knob(const std::string& name);
 void set_knob(GenerationConfig& config, const std::string& name, const std::string& value);
 
 /// Check every knob, and the knobs together: min_new_tokens <= max_new_tokens,
-/// num_return_sequences <= num_beams, no sampling with beams, prompt_lookup_min <=
-/// max_matching_ngram_size. Introduced in chapter 02.
+/// num_return_sequences <= num_beams, no sampling with beams, no stop strings with beams (beam
+/// search does not apply them: refused rather than ignored), prompt_lookup_min <=
+/// max_matching_ngram_size.
+/// Introduced in chapter 02.
 /// @throws Error on the first bad value: "top_p = 1.5 is invalid: it must be in [0, 1] (1 = off)".
 void validate(const GenerationConfig& config);
 
