@@ -109,12 +109,24 @@ T parse_number(const std::string& name, const std::string& flag, const std::stri
         const bool negative_unsigned = !std::is_signed_v<T> && text[0] == '-';
         const auto [end, ec] = std::from_chars(negative_unsigned ? first + 1 : first, last, value);
         if (ec == std::errc::invalid_argument || end != last) throw not_a_number();
-        bool out_of_range = negative_unsigned || ec == std::errc::result_out_of_range;
-        if constexpr (sizeof(T) < sizeof(Wide)) {
-            out_of_range = out_of_range || value < static_cast<Wide>(std::numeric_limits<T>::min()) ||
-                           value > static_cast<Wide>(std::numeric_limits<T>::max());
+        // the seed's rule names its bounds ("in [0, 2^64)"); an int knob's may be one the value
+        // meets (">= 0"), so beyond the type it names the bound the value passes
+        if (!std::is_signed_v<T> && (negative_unsigned || ec == std::errc::result_out_of_range))
+            invalid(name, flag, text, rule);
+        bool below = false, above = false;
+        if constexpr (std::is_signed_v<T>) {
+            below = ec == std::errc::result_out_of_range ? text[0] == '-'
+                                                         : value < static_cast<Wide>(std::numeric_limits<T>::min());
+            above = ec == std::errc::result_out_of_range ? text[0] != '-'
+                                                         : value > static_cast<Wide>(std::numeric_limits<T>::max());
         }
-        if (out_of_range) invalid(name, flag, text, rule);
+        if (below || above) {
+            const std::string bound = below ? "at least " + std::to_string(std::numeric_limits<T>::min())
+                                            : "at most " + std::to_string(std::numeric_limits<T>::max());
+            throw Error(name + " = " + text + " is invalid: it must be " + bound + ", the " +
+                            (below ? "smallest" : "largest") + " " + name + " can hold (and " + rule + ")",
+                        "pass --" + flag + " with a value " + rule + ", " + bound);
+        }
         return static_cast<T>(value);
     }
 }
@@ -297,8 +309,8 @@ std::vector<Knob> make_table() {
     sample.valid = [](const C&) { return true; };
     t.push_back(sample);
     t.push_back(number<float>("temperature", "temperature", G::Sampling, "z / T when sampling",
-                              &C::temperature, [=](float v) { return finite(v) && (v == 0 || v >= 1e-3f); },
-                              "0 (greedy) or a number >= 0.001", true));
+                              &C::temperature, [=](float v) { return finite(v) && v >= 0; },
+                              ">= 0 (0 = greedy; a tiny T > 0 samples all but greedily)", true));
     t.push_back(number<int>("top_k", "top-k", G::Sampling, "keep the k most likely (ties kept)", &C::top_k,
                             [](int v) { return v >= 0; }, ">= 0 (0 = off)", true));
     t.push_back(number<float>("top_p", "top-p", G::Sampling, "keep the smallest set of likeliest tokens with this mass", &C::top_p,
