@@ -27,6 +27,7 @@
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/sampler.hpp"
 #include "decodebook/decoding/speculative.hpp"
+#include "decodebook/decoding/stop_strings.hpp"
 
 using namespace decodebook;
 
@@ -136,6 +137,9 @@ void repl(const Session& session, const Gpt2* draft, GenerationConfig config, Di
                 validate(next);
                 config = next;  // only a valid change is kept
                 std::cout << describe(config, kAllKnobs) << "\n";
+                if (const std::string knob = find_knob(name).name; knob == "stop" || knob == "stop_match")
+                    for (const std::string& w : never_winning_stops(config.stop, config.stop_match))
+                        std::cout << "warning: " << w << "\n";
             } else if (line[0] == ':') {
                 std::cout << "unknown command " << line << " (try :help)\n";
             } else {

@@ -248,9 +248,10 @@ CASES = [
          r"^error: the prompt has 246 tokens, but chapter-03 continues it by [0-9]+ tokens for its demonstrations, "
          r"and the model's context holds 256$",
          fix=r"^  fix: shorten --prompt to at most [0-9]+ tokens$"),
-    # 13. a tiny temperature
-    Case("13 --temperature 2e-38", 13, "decodebook-generate", ["--temperature", "2e-38"], 2,
-         r"^error: temperature = 2e-38 is invalid: it must be 0 \(greedy\) or a number >= 0.001$"),
+    # 13. a tiny temperature: HF takes any T > 0, and so does decodebook since issue 23 (all but
+    # greedy, computed without overflow); only a T a float cannot hold is refused
+    Case("13 --temperature 2e-38 samples all but greedily", 13, "decodebook-generate",
+         ["--temperature", "2e-38", "-n", "4"], 0, r"^\[4 tokens in [0-9.]+ s: .*finish_reason length\]$"),
     Case("13 --temperature 1e-39 below a float", 13, "chapter-02", ["--temperature", "1e-39"], 2,
          r"^error: temperature = 1e-39 is invalid: it is too close to 0 for a float"),
     # 14. parameters
@@ -269,7 +270,13 @@ CASES = [
     Case("14 --max-new-tokens 2.5", 14, "chapter-01", ["--max-new-tokens", "2.5"], 2,
          r"^error: --max-new-tokens needs a whole number, got '2.5'$", fix=r"^  fix: e.g. --max-new-tokens [0-9]+$"),
     Case("14 --top-k 99999999999", 14, "decodebook-generate", ["--top-k", "99999999999"], 2,
-         r"^error: top_k = 99999999999 is invalid: it must be >= 0 \(0 = off\)$"),
+         r"^error: top_k = 99999999999 is invalid: it must be at most 2147483647, the largest top_k can hold",
+         fix=r"^  fix: pass --top-k with a value >= 0 \(0 = off\), at most 2147483647$"),
+    Case("14 --max-new-tokens 1000000000000", 14, "chapter-01", ["--max-new-tokens", "1000000000000"], 2,
+         r"^error: max_new_tokens = 1000000000000 is invalid: it must be at most 2147483647"),
+    Case("14 REPL :set top-k 99999999999", 14, "decodebook-generate", ["--interactive"], 0, None,
+         stdin=":set top-k 99999999999\n:quit\n",
+         check_stdout=r"error: top_k = 99999999999 is invalid: it must be at most 2147483647"),
     Case("14 --temperature 1e39", 14, "decodebook-generate", ["--temperature", "1e39"], 2,
          r"^error: temperature = 1e39 is invalid: it is beyond a float's range \(about 3.4e38\)"),
     Case("14 random-model --seed abc", 14, "decodebook-random-model", ["DIR", "--seed", "abc"], 2,

@@ -200,6 +200,42 @@ TEST_CASE("the distribution a chain draws from: its softmax or all the mass on t
     CHECK(bool(greedy_chain.distribution(xt::xtensor<float, 1>{3, 5, 5}, DecodeContext{}) == xt::xtensor<float, 1>{0, 1, 0}));
 }
 
+TEST_CASE("a tiny temperature samples all but greedily and never gives NaN", "[generate][sampler]") {
+    GenerationConfig c;
+    c.do_sample = true;
+    const float inf = std::numeric_limits<float>::infinity();
+    const xt::xtensor<float, 1> z{10.0f, 30.0f, 29.5f, -inf};
+    const DecodeContext context{};
+    // no overflow: the processed logits are z / T exactly, as Hugging Face divides
+    c.temperature = 1e-6f;
+    const xt::xtensor<float, 1> divided = LogitsChain(c).apply(z, context);
+    for (size_t i = 0; i < 3; ++i) CHECK(divided(i) == z(i) / 1e-6f);
+    CHECK(divided(3) == -inf);
+    // 30 / 2e-38 overflows a float: plain division would give softmax inf - inf = NaN
+    for (float t : {2e-38f, 1e-30f, 5e-4f}) {
+        INFO("T = " << t);
+        c.temperature = t;
+        const xt::xtensor<float, 1> p = LogitsChain(c).distribution(z, context);
+        double sum = 0;
+        for (float v : p) {
+            CHECK(std::isfinite(v));
+            sum += v;
+        }
+        CHECK(sum == Approx(1.0));
+        CHECK(p(1) == 1.0f);  // all the mass on the argmax
+        CHECK(p(3) == 0.0f);
+        for (double coin : {0.0, 0.5, 0.999}) CHECK(LogitsChain(c).pick(z, context, coin) == 1);
+    }
+    xt::xtensor<float, 1> plain = z;
+    apply_temperature(plain, 2e-38f);
+    CHECK(std::isinf(plain(1)));  // the case the stable path exists for
+    // a tie at the top keeps both, half and half, however small T is
+    c.temperature = 2e-38f;
+    const xt::xtensor<float, 1> tie = LogitsChain(c).distribution(xt::xtensor<float, 1>{30.0f, 1.0f, 30.0f}, context);
+    CHECK(tie(0) == 0.5f);
+    CHECK(tie(2) == 0.5f);
+}
+
 TEST_CASE("a caller's processor runs first in greedy and sampling and beam search", "[generate][sampler]") {
     GenerationConfig c;
     c.min_new_tokens = 2;
@@ -356,6 +392,10 @@ TEST_CASE("the knob table parses and checks every knob from text", "[config]") {
     CHECK_FALSE(c.eos_token_id.has_value());
     set_knob(c, "seed", "18446744073709551615");
     CHECK(c.seed == 18446744073709551615ull);
+    set_knob(c, "temperature", "2e-38");  // HF takes any T > 0: issue 23 lifted the old floor 0.001
+    CHECK(c.temperature == 2e-38f);
+    set_knob(c, "temperature", "0.0005");
+    CHECK(c.temperature == 0.0005f);
 
     const GenerationConfig before = c;
     const auto message = [&](const std::string& name, const std::string& value) {
@@ -374,7 +414,18 @@ TEST_CASE("the knob table parses and checks every knob from text", "[config]") {
     CHECK_THAT(message("seed", "-1"), Catch::Contains("seed = -1 is invalid: it must be in [0, 2^64)"));
     CHECK_THAT(message("seed", "5 extra"), Catch::Contains("--seed needs a whole number, got '5 extra'"));
     CHECK_THAT(message("temperature", "1e39"), Catch::Contains("temperature = 1e39 is invalid: it is beyond a float's range"));
-    CHECK_THAT(message("temperature", "2e-38"), Catch::Contains("temperature = 2e-38 is invalid: it must be 0 (greedy) or a number >= 0.001"));
+    CHECK_THAT(message("temperature", "1e-39"), Catch::Contains("temperature = 1e-39 is invalid: it is too close to 0 for a float"));
+    // issue 23: an int knob beyond int names the bound it passes, not only its own rule (which it meets)
+    CHECK_THAT(message("top-k", "99999999999"),
+               Catch::Contains("top_k = 99999999999 is invalid: it must be at most 2147483647") &&
+                   Catch::Contains("fix: pass --top-k with a value >= 0 (0 = off), at most 2147483647"));
+    CHECK_THAT(message("max-new-tokens", "1000000000000"),
+               Catch::Contains("max_new_tokens = 1000000000000 is invalid: it must be at most 2147483647"));
+    CHECK_THAT(message("max-new-tokens", "99999999999999999999999"), Catch::Contains("it must be at most 2147483647"));
+    CHECK_THAT(message("min-new-tokens", "-3000000000"), Catch::Contains("it must be at least -2147483648"));
+    CHECK_THAT(message("eos-token-id", "5,3000000000"), Catch::Contains("it must be at most 2147483647"));
+    CHECK_THAT(message("seed", "18446744073709551616"), Catch::Contains("it must be in [0, 2^64)"));
+    CHECK_THAT(message("top-k", "-1"), Catch::Contains("top_k = -1 is invalid: it must be >= 0"));
     CHECK_THAT(message("top-k", "0.7"), Catch::Contains("fix: e.g. --top-k 0"));
     CHECK_THAT(message("order", "ollama"), Catch::Contains("hf, llama.cpp, vllm"));
     CHECK_THAT(message("penalty-scope", "output"), Catch::Contains("prompt_and_output, output_only, last_n"));
@@ -387,6 +438,50 @@ TEST_CASE("the knob table parses and checks every knob from text", "[config]") {
     lengths.max_new_tokens = 4;
     lengths.min_new_tokens = 5;
     REQUIRE_THROWS_WITH(validate(lengths), Catch::Contains("min_new_tokens (5) exceeds max_new_tokens (4)"));
+    // issue 23: beam search does not apply stop strings, so the pair is refused, not ignored
+    GenerationConfig beams;
+    beams.num_beams = 2;
+    CHECK_NOTHROW(validate(beams));
+    beams.stop = {"man"};
+    REQUIRE_THROWS_WITH(validate(beams), Catch::Contains("stop strings with beam search are not offered") &&
+                                             Catch::Contains("fix: drop --stop, or pass --num-beams 1"));
+    beams.num_beams = 1;
+    CHECK_NOTHROW(validate(beams));
+}
+
+TEST_CASE("stop takes escapes or a JSON array and refuses what could never match", "[config][stop]") {
+    // issue 23: --stop '\n' was the two characters backslash and n, a stop that never matched
+    GenerationConfig c;
+    set_knob(c, "stop", "\\n");
+    CHECK(c.stop == std::vector<std::string>{"\n"});
+    set_knob(c, "stop", "a\\tb\\r\\\\n");
+    CHECK(c.stop == std::vector<std::string>{"a\tb\r\\n"});
+    set_knob(c, "stop", "[\"User:\", \"\\n--\"]");  // JSON's own escapes
+    CHECK(c.stop == std::vector<std::string>{"User:", "\n--"});
+    // a command line adds each --stop to the list; a JSON array adds each of its strings
+    const Knob& stop = find_knob("stop");
+    REQUIRE(stop.repeatable);
+    stop.add(c, "x\\n");
+    stop.add(c, "[\"y\", \"z\"]");
+    CHECK(c.stop == std::vector<std::string>{"User:", "\n--", "x\n", "y", "z"});
+    CHECK(stop.get(c) == "[\"User:\",\"\\n--\",\"x\\n\",\"y\",\"z\"]");
+    const auto message = [&](const std::string& value) {
+        GenerationConfig d;
+        try {
+            set_knob(d, "stop", value);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("(no error)");
+    };
+    CHECK_THAT(message("\\q"), Catch::Contains("unknown escape \\q") && Catch::Contains("\\n \\t \\r \\\\") &&
+                                   Catch::Contains("fix:"));
+    CHECK_THAT(message("ab\\"), Catch::Contains("a backslash at its end"));
+    CHECK_THAT(message("[\"a\", 1]"), Catch::Contains("is not a JSON array of strings"));
+    CHECK_THAT(message(""), Catch::Contains("stop = \"\" is invalid"));
+    CHECK_THAT(message("[\"a\", \"\"]"), Catch::Contains("stop = \"\" is invalid"));
+    CHECK_THAT(message("\xC3("), Catch::Contains("is not valid UTF-8, so it can never match"));
+    CHECK(message("plain text: no escape") == "(no error)");
 }
 
 TEST_CASE("every enum spelling parses back to its value", "[config]") {
@@ -394,6 +489,8 @@ TEST_CASE("every enum spelling parses back to its value", "[config]") {
         CHECK(parse_penalty_scope(to_string(s)) == s);
     for (ChainOrder o : {ChainOrder::HuggingFace, ChainOrder::LlamaCpp, ChainOrder::Vllm})
         CHECK(parse_chain_order(to_string(o)) == o);
+    for (StopMatch m : {StopMatch::Earliest, StopMatch::Vllm, StopMatch::ListOrder, StopMatch::TokenOverlap})
+        CHECK(parse_stop_match(to_string(m)) == m);
     // every knob prints a value its own parser accepts, and every default is valid
     const GenerationConfig defaults;
     for (const Knob& k : knobs()) {

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "decodebook/base/error.hpp"
@@ -514,6 +515,23 @@ TEST_CASE("weights of 2 MiB or more start on a 2 MiB boundary and hold what is w
     TensorMap m;
     m.emplace("t", std::move(a));
     CHECK(m.at("t").data() == data);
+}
+
+TEST_CASE("measurement_disturbed flags ratios outside their physical bounds", "[kv]") {
+    const double inf = std::numeric_limits<double>::infinity();
+    // issue 23: chapter-07 --threads 2 on a busy machine printed both of these
+    CHECK(measurement_disturbed(26.75, 0, 1));      // "2675 % of its roofline"
+    CHECK(measurement_disturbed(0.1, 1, inf));      // "the cache is 0.1x faster"
+    // quiet measurements, timer noise included
+    CHECK_FALSE(measurement_disturbed(0.6, 0, 1));
+    CHECK_FALSE(measurement_disturbed(1.05, 0, 1));  // within 10 % of the roofline
+    CHECK(measurement_disturbed(1.11, 0, 1));
+    CHECK_FALSE(measurement_disturbed(12.0, 1, inf));
+    CHECK_FALSE(measurement_disturbed(0.95, 1, inf));  // the cache about as fast: a one-token run
+    CHECK(measurement_disturbed(0.85, 1, inf));
+    // a ratio that is no number (a 0 ms time) is never printed
+    CHECK(measurement_disturbed(inf, 0, 1));
+    CHECK(measurement_disturbed(std::nan(""), 1, inf));
 }
 
 TEST_CASE("gpt2_decode_bytes counts by hand and as the loaded model does and refuses 64-bit overflow", "[kv]") {

@@ -48,6 +48,28 @@ std::string cut_at_earliest_stop(const std::string& text, const std::vector<std:
     return text.substr(0, best + (include ? length : 0));
 }
 
+// The independent reference of vLLM's rule: the whole text, cut where the stop that completes first
+// starts (a tie goes to the earlier in the list); `include` keeps that stop.
+std::string cut_at_first_completed_stop(const std::string& text, const std::vector<std::string>& stops, bool include) {
+    for (size_t end = 1; end <= text.size(); ++end) {
+        for (const std::string& s : stops) {
+            if (s.size() <= end && text.compare(end - s.size(), s.size(), s) == 0)
+                return text.substr(0, include ? end : end - s.size());
+        }
+    }
+    return text;
+}
+
+// One case of vLLM's check_stop_strings(output_text, new_char_count, stop, include_in_output),
+// which returns (stop_string, truncate_to), truncate_to = -1 when nothing is cut, or None.
+struct VllmCase {
+    std::string text;
+    size_t new_chars;
+    std::vector<std::string> stops;
+    bool include;
+    std::optional<std::pair<std::string, long>> expected;
+};
+
 std::string joined(const std::vector<std::string>& stops) {
     std::string out;
     for (const std::string& s : stops) out += (out.empty() ? "" : "' '") + s;
@@ -134,6 +156,90 @@ TEST_CASE("stop_match list_order takes the first stop of the list that matches",
     CHECK(stream({"ab", "c", "d"}, {"abcd", "bc"}, false, StopMatch::ListOrder).matched == "bc");
 }
 
+TEST_CASE("a final match shows all the text before its stop even while a longer stop is pending", "[stop]") {
+    // issue 23: "an" completes inside " man" while " man" is still a prefix of "a mango"; the match
+    // is final, so nothing is held back for "a mango" any more: vLLM (old rule and new) returns " a m"
+    for (StopMatch rule : {StopMatch::ListOrder, StopMatch::Vllm}) {
+        const Run r = stream({" a", " man"}, {"a mango", "an"}, false, rule);
+        CHECK(r.text == " a m");
+        CHECK(r.matched == "an");
+        CHECK(r.pieces == Pieces{" ", "a m", ""});
+        // chapter 06 part 3: "bc" completes while "abc" may still become "abcd"
+        const Run part3 = stream({"xab", "c", "d"}, {"abcd", "bc"}, false, rule);
+        CHECK(part3.text == "xa");
+        CHECK(part3.matched == "bc");
+        CHECK(stream({"xab", "c", "d"}, {"abcd", "bc"}, true, rule).text == "xabc");
+    }
+}
+
+// Facts from vLLM: tests/detokenizer/test_check_stop_strings.py of vllm-project/vllm (commit
+// 29e0907951d3e5befc013a92e8f3b9828da000ed), the tests of PR #49391 for check_stop_strings in
+// vllm/v1/engine/detokenizer.py. Each case's inputs and vLLM's expected (stop, truncate_to), as
+// written there; a parametrized case appears once per parameter.
+const std::vector<VllmCase> kVllmCheckStopStrings{
+    // test_earliest_completing_stop_wins_regardless_of_list_order
+    {" The user is a", 5, {"a", "is"}, false, {{"is", 10}}},
+    {" The user is a", 5, {"is", "a"}, false, {{"is", 10}}},
+    // test_earliest_completing_stop_include_in_output: truncate to the end of "is"
+    {" The user is a", 5, {"a", "is"}, true, {{"is", 12}}},
+    {" The user is a", 5, {"is", "a"}, true, {{"is", 12}}},
+    // test_completion_position_not_start_position: "b" starts later than "abc" but completes first
+    {"abc", 3, {"abc", "b"}, false, {{"b", 1}}},
+    // test_ties_broken_by_list_order: both complete at index 2
+    {"ab", 2, {"ab", "b"}, false, {{"ab", 0}}},
+    {"ab", 2, {"b", "ab"}, false, {{"b", 1}}},
+    // test_single_stop_in_window_unchanged; a stop that ends the text is not cut (-1)
+    {"hello world.", 1, {"."}, false, {{".", 11}}},
+    {"hello world.", 1, {"."}, true, {{".", -1}}},
+    // test_no_match_and_empty_inputs_return_none
+    {"hello", 5, {"zzz"}, false, std::nullopt},
+    {"hello", 0, {"h"}, false, std::nullopt},
+    {"hello", 5, {}, false, std::nullopt},
+};
+
+TEST_CASE("stop_match vllm is vLLM's check_stop_strings since PR 49391", "[stop]") {
+    for (const VllmCase& c : kVllmCheckStopStrings) {
+        INFO("text '" << c.text << "', new " << c.new_chars << ", stops '" << joined(c.stops) << "', include " << c.include);
+        // find_stop: which stop, and where; `from` is where vLLM's new text begins
+        const std::optional<StopHit> hit = find_stop(c.text, c.text.size() - c.new_chars, c.stops, StopMatch::Vllm);
+        REQUIRE(hit.has_value() == c.expected.has_value());
+        if (!hit) continue;
+        const std::string& stop = c.stops[hit->index];
+        CHECK(stop == c.expected->first);
+        const size_t end = hit->position + stop.size();
+        const long truncate_to = c.include ? (end >= c.text.size() ? -1 : static_cast<long>(end))
+                                           : static_cast<long>(hit->position);
+        CHECK(truncate_to == c.expected->second);
+        // the stream: the text before the new text, then the new text; it shows output_text[:truncate_to]
+        const Run r = stream({c.text.substr(0, c.text.size() - c.new_chars), c.text.substr(c.text.size() - c.new_chars)},
+                             c.stops, c.include, StopMatch::Vllm);
+        CHECK(r.matched == c.expected->first);
+        CHECK(r.text == (c.expected->second < 0 ? c.text : c.text.substr(0, static_cast<size_t>(c.expected->second))));
+    }
+}
+
+TEST_CASE("stop_match vllm and list_order differ where vLLM changed its rule", "[stop]") {
+    // issue 23: before PR #49391 the list decided (list_order); now the first stop to complete does
+    CHECK(stream({"abc"}, {"abc", "b"}, false, StopMatch::ListOrder).matched == "abc");
+    CHECK(stream({"abc"}, {"abc", "b"}, false, StopMatch::Vllm).matched == "b");
+    CHECK(stream({"abc"}, {"abc", "b"}, false, StopMatch::Earliest).matched == "abc");  // it starts first
+    const Run old_rule = stream({" The user", " is a"}, {"a", "is"}, false, StopMatch::ListOrder);
+    CHECK(old_rule.matched == "a");
+    CHECK(old_rule.text == " The user is ");
+    // "bc" completes before "abcd" can: vllm decides at once, earliest waits for the earlier start
+    const Run part3 = stream({"xab", "c", "d"}, {"abcd", "bc"}, false, StopMatch::Vllm);
+    CHECK(part3.pieces == Pieces{"x", "a", "", ""});
+    CHECK(part3.matched == "bc");
+    CHECK(stream({"xab", "c", "d"}, {"abcd", "bc"}, false, StopMatch::Earliest).matched == "abcd");
+    // split into one character per token or not, the cut is the same (the first stop to complete)
+    for (bool include : {false, true}) {
+        const Run whole = stream({"xabcd"}, {"abcd", "bc"}, include, StopMatch::Vllm);
+        const Run chars = stream({"x", "a", "b", "c", "d"}, {"abcd", "bc"}, include, StopMatch::Vllm);
+        CHECK(whole.text == (include ? "xabc" : "xa"));
+        CHECK(chars.text == whole.text);
+    }
+}
+
 TEST_CASE("stop_match token_overlap keeps the whole last token and holds nothing back", "[stop]") {
     // HF's StopStringCriteria: it stops, but returns the stop and the rest of the token
     const Run r = stream({"hello", " world"}, {"lo", "hel"}, false, StopMatch::TokenOverlap);
@@ -156,6 +262,34 @@ TEST_CASE("bad stop strings are refused with a fix", "[stop]") {
     CHECK_THROWS_AS(StopStringStream({}, false, StopMatch::Earliest), Error);
 }
 
+TEST_CASE("never_winning_stops names a stop that another stop always beats", "[stop]") {
+    const std::vector<std::string> user{"User", "User:"};
+    REQUIRE(never_winning_stops(user, StopMatch::Earliest).size() == 1);
+    CHECK_THAT(never_winning_stops(user, StopMatch::Earliest)[0],
+               Catch::Contains("the stop \"User:\" (stop 2) can never end the text under stop_match earliest") &&
+                   Catch::Contains("\"User\" (stop 1) begins it"));
+    CHECK(stream({"User", ":"}, user).matched == "User");
+    // listed the other way, earliest waits for the longer stop, so it can win
+    CHECK(never_winning_stops({"User:", "User"}, StopMatch::Earliest).empty());
+    CHECK(stream({"User", ":"}, {"User:", "User"}).matched == "User:");
+    // vllm: a stop inside another that completes before its end always wins, in any order
+    CHECK(never_winning_stops({"abcd", "bc"}, StopMatch::Vllm).size() == 1);
+    CHECK(never_winning_stops({"bc", "abcd"}, StopMatch::Vllm).size() == 1);
+    CHECK(never_winning_stops({"abcd", "bc"}, StopMatch::Earliest).empty());  // "abcd" starts first
+    CHECK(stream({"abcd"}, {"abcd", "bc"}, false, StopMatch::Vllm).matched == "bc");
+    // vllm: one that ends it wins only when listed first
+    CHECK(never_winning_stops({"cd", "abcd"}, StopMatch::Vllm).size() == 1);
+    CHECK(never_winning_stops({"abcd", "cd"}, StopMatch::Vllm).empty());
+    CHECK(stream({"abcd"}, {"abcd", "cd"}, false, StopMatch::Vllm).matched == "abcd");
+    // list_order: a stop listed first inside a later one always wins; listed after, one token may bring both
+    CHECK(never_winning_stops({"bc", "abcd"}, StopMatch::ListOrder).size() == 1);
+    CHECK(never_winning_stops({"abcd", "bc"}, StopMatch::ListOrder).empty());
+    CHECK(stream({"abcd"}, {"abcd", "bc"}, false, StopMatch::ListOrder).matched == "abcd");
+    // a duplicate never wins; stops that do not hold each other all can
+    CHECK(never_winning_stops({"a", "a"}, StopMatch::Vllm).size() == 1);
+    CHECK(never_winning_stops({"User:", "\n--", "Q:"}, StopMatch::Vllm).empty());
+}
+
 TEST_CASE("scan_stops is the holdback matcher on the pending text", "[stop]") {
     CHECK(scan_stops("Hello Us", {"User:"}).safe == 6);
     CHECK_FALSE(scan_stops("Hello Us", {"User:"}).stop);
@@ -170,8 +304,8 @@ TEST_CASE("scan_stops is the holdback matcher on the pending text", "[stop]") {
     CHECK_FALSE(find_stop("DExxx", 3, {"DE"}, StopMatch::Earliest));  // ended before `from`: searched already
 }
 
-TEST_CASE("random streams emit the text cut at the earliest stop and never take anything back", "[stop][property]") {
-    // 10,000 random texts over a small alphabet (so stops match often, and share prefixes), each
+TEST_CASE("random streams emit the text cut at the winning stop and never take anything back", "[stop][property]") {
+    // For earliest and vllm, 10,000 random texts over a small alphabet (so stops match often, and share prefixes), each
     // split into tokens at random byte positions (so tokens cut characters), with 1-3 random stops.
     std::mt19937_64 rng(20261123);
     const std::vector<std::string> alphabet{"a", "b", "c", "\n", "\xC3\xA9", "\xE2\x82\xAC"};  // é, €
@@ -181,42 +315,45 @@ TEST_CASE("random streams emit the text cut at the earliest stop and never take 
         for (size_t i = 0, n = 1 + pick(max_chars); i < n; ++i) s += alphabet[pick(alphabet.size())];
         return s;
     };
-    int matched = 0;
-    for (int trial = 0; trial < 10000; ++trial) {
-        const std::string text = random_text(24);
-        std::vector<std::string> stops;
-        for (size_t i = 0, n = 1 + pick(3); i < n; ++i) stops.push_back(random_text(4));
-        std::vector<std::string> tokens;
-        for (size_t at = 0; at < text.size();) {
-            const size_t len = std::min(text.size() - at, 1 + pick(5));
-            tokens.push_back(text.substr(at, len));
-            at += len;
+    for (StopMatch rule : {StopMatch::Earliest, StopMatch::Vllm}) {
+        int matched = 0;
+        for (int trial = 0; trial < 10000; ++trial) {
+            const std::string text = random_text(24);
+            std::vector<std::string> stops;
+            for (size_t i = 0, n = 1 + pick(3); i < n; ++i) stops.push_back(random_text(4));
+            std::vector<std::string> tokens;
+            for (size_t at = 0; at < text.size();) {
+                const size_t len = std::min(text.size() - at, 1 + pick(5));
+                tokens.push_back(text.substr(at, len));
+                at += len;
+            }
+            const bool include = trial % 4 == 3;
+            INFO(to_string(rule) << " trial " << trial << ", include " << include << ", text '" << text << "', stops '" << joined(stops) << "'");
+            StopStringStream s(stops, include, rule);
+            std::string emitted;
+            bool ok = true;
+            for (const std::string& t : tokens) {
+                const std::string piece = s.push(t);
+                // no chunk holds a stop or half a character; text + released is never rewritten
+                for (const std::string& stop : stops)
+                    if (!include && piece.find(stop) != std::string::npos) ok = false;
+                if (has_cut_off_character(piece)) ok = false;
+                emitted += piece;
+                if (std::string_view(text).substr(0, emitted.size()) != emitted) ok = false;  // a prefix: nothing taken back
+            }
+            const std::string tail = s.flush();
+            if (has_cut_off_character(tail)) ok = false;
+            emitted += tail;
+            REQUIRE(ok);
+            REQUIRE(emitted == (rule == StopMatch::Earliest ? cut_at_earliest_stop(text, stops, include)
+                                                      : cut_at_first_completed_stop(text, stops, include)));
+            if (!include) {
+                for (const std::string& stop : stops) REQUIRE(emitted.find(stop) == std::string::npos);
+            }
+            if (s.matched_stop()) ++matched;
         }
-        const bool include = trial % 4 == 3;
-        INFO("trial " << trial << ", include " << include << ", text '" << text << "', stops '" << joined(stops) << "'");
-        StopStringStream s(stops, include, StopMatch::Earliest);
-        std::string emitted;
-        bool ok = true;
-        for (const std::string& t : tokens) {
-            const std::string piece = s.push(t);
-            // no chunk holds a stop or half a character; text + released is never rewritten
-            for (const std::string& stop : stops)
-                if (!include && piece.find(stop) != std::string::npos) ok = false;
-            if (has_cut_off_character(piece)) ok = false;
-            emitted += piece;
-            if (std::string_view(text).substr(0, emitted.size()) != emitted) ok = false;  // a prefix: nothing taken back
-        }
-        const std::string tail = s.flush();
-        if (has_cut_off_character(tail)) ok = false;
-        emitted += tail;
-        REQUIRE(ok);
-        REQUIRE(emitted == cut_at_earliest_stop(text, stops, include));
-        if (!include) {
-            for (const std::string& stop : stops) REQUIRE(emitted.find(stop) == std::string::npos);
-        }
-        if (s.matched_stop()) ++matched;
+        CHECK(matched > 2000);  // the cases are not trivial: many streams do hit a stop
     }
-    CHECK(matched > 2000);  // the cases are not trivial: many streams do hit a stop
 }
 
 TEST_CASE("a stop string ends a generation on the model", "[stop][generate]") {

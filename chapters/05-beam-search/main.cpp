@@ -142,6 +142,14 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 20;
     info.csv_columns = "length_penalty,rank,length,sum_logprobs,score,finish_reason";
     const CommandLine opt = parse_command_line(argc, argv, info);
+    if (!opt.config.stop.empty()) {  // parts 3 to 6 run 2 and 4 beams whatever --num-beams says
+        std::cerr << "error: "
+                  << Error("chapter-05 runs beam search in every part, and stop strings with beam search are not offered",
+                           "drop --stop (chapter-06 and decodebook-generate --num-beams 1 take it)")
+                         .what()
+                  << std::endl;
+        return 2;
+    }
     return run_program([&] {
         const Session session = open_session(opt);
         const auto& [model, tok, prompt, config] = session;

@@ -160,14 +160,14 @@ int main(int argc, char** argv) {
         std::printf("\n== 3. Several stops: which one wins (stop_match), and include_stop_str_in_output ==\n");
         const std::vector<std::string> lo_hel{"lo", "hel"};
         std::printf("  stops [\"lo\", \"hel\"], tokens \"hello\" \" world\":\n");
-        for (StopMatch rule : {StopMatch::Earliest, StopMatch::ListOrder, StopMatch::TokenOverlap}) {
+        for (StopMatch rule : {StopMatch::Earliest, StopMatch::Vllm, StopMatch::ListOrder, StopMatch::TokenOverlap}) {
             std::printf("    %-14s shows %-9s with include_stop_str_in_output: %s\n", to_string(rule).c_str(),
                         visible_token(shown_text({"hello", " world"}, lo_hel, false, rule)).c_str(),
                         visible_token(shown_text({"hello", " world"}, lo_hel, true, rule)).c_str());
         }
         const std::vector<std::string> abcd_bc{"abcd", "bc"};
         std::printf("  stops [\"abcd\", \"bc\"], tokens \"xab\" \"c\" \"d\": \"bc\" completes first, \"abcd\" starts first:\n");
-        for (StopMatch rule : {StopMatch::Earliest, StopMatch::ListOrder}) {
+        for (StopMatch rule : {StopMatch::Earliest, StopMatch::Vllm, StopMatch::ListOrder}) {
             StopStringStream s(abcd_bc, false, rule);
             std::string shown;
             for (const char* t : {"xab", "c", "d"}) shown += s.push(t);

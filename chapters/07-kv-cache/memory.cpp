@@ -63,7 +63,12 @@ void roofline(const Gpt2& model, const Phases& short_p, int threads) {
                 floor_weights);
     std::printf("  measured decode (part 2, short prompt): %.3f ms per token, %.0f tokens/s.\n", short_p.decode_ms,
                 1000 / short_p.decode_ms);
-    if (short_p.decode_ms < floor_memory) {
+    if (measurement_disturbed(floor_weights / short_p.decode_ms, 0, 1)) {
+        // no decode reads its weights faster than the fastest read of a buffer their size
+        std::printf("  The measurement was disturbed: decode cannot read its weights faster than the fastest read of a\n"
+                    "  buffer their size (other work took the cores while the reads or the decode were timed).\n"
+                    "  Run it again, with --threads 1.\n");
+    } else if (short_p.decode_ms < floor_memory) {
         std::printf("  That beats the main-memory bound (%.2fx its time): the weight-sized buffer reads %.1fx faster than\n"
                     "  main memory because it fits in the processor's caches, and so do these weights from one step\n"
                     "  to the next. Against that rate, decode runs at %.0f%% of its roofline.\n",

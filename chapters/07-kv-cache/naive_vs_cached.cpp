@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include "decodebook/decoding/sampler.hpp"
 #include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/kv_cache.hpp"
+#include "decodebook/model/roofline.hpp"
 #include "decodebook/model/tokenizer.hpp"
 
 using namespace decodebook;
@@ -170,8 +172,16 @@ size_t naive_against_cached(const Session& session, const CommandLine& opt, int 
     const std::vector<double> cached_d(cached_ms.begin() + (n_steps > 1), cached_ms.end());
     std::printf("  each step costs more with every position: naive %+.4f ms, cached %+.4f ms per position\n",
                 slope(pos, naive_ms), slope(pos_d, cached_d));
-    std::printf("  the whole run: naive %.1f ms, cached %.1f ms: the cache is %.1fx faster\n", naive.total_ms,
-                cached.total_ms, naive.total_ms / cached.total_ms);
+    const double speedup = naive.total_ms / cached.total_ms;
+    if (measurement_disturbed(speedup, 1, std::numeric_limits<double>::infinity())) {
+        // the cache does less work than the naive loop at every step: slower means other work took the cores
+        std::printf("  the whole run: naive %.1f ms, cached %.1f ms: the measurement was disturbed (the cached loop\n"
+                    "  cannot be slower than the naive one; other work took the cores). Run it again, with --threads 1.\n",
+                    naive.total_ms, cached.total_ms);
+    } else {
+        std::printf("  the whole run: naive %.1f ms, cached %.1f ms: the cache is %.1fx faster\n", naive.total_ms,
+                    cached.total_ms, speedup);
+    }
     if (opt.show_steps) print_steps(std::cout, cached.generation.steps, tok);
     return prompt.size() + static_cast<size_t>(n_new);
 }

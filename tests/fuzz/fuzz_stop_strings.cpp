@@ -44,8 +44,8 @@ bool ascii(std::string_view s) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size < 2) return 0;
     const std::string_view input(reinterpret_cast<const char*>(data) + 1, size - 1);
-    const StopMatch rule = data[0] % 3 == 0 ? StopMatch::Earliest : data[0] % 3 == 1 ? StopMatch::ListOrder
-                                                                                       : StopMatch::TokenOverlap;
+    constexpr StopMatch kRules[] = {StopMatch::Earliest, StopMatch::ListOrder, StopMatch::TokenOverlap, StopMatch::Vllm};
+    const StopMatch rule = kRules[data[0] % 4];
     const bool include = (data[0] >> 2) & 1;
     std::vector<std::string> stops, tokens;
     std::string field;
@@ -77,6 +77,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             if (listed.has_value() != want.has_value()) fuzz::fail("find_stop (list_order) finds a stop iff one occurs");
             if (listed && text.compare(listed->position, stops[listed->index].size(), stops[listed->index]) != 0)
                 fuzz::fail("find_stop (list_order) points at text that is not its stop");
+            const auto completed = decodebook::find_stop(text, from, stops, StopMatch::Vllm);
+            if (completed.has_value() != want.has_value()) fuzz::fail("find_stop (vllm) finds a stop iff one occurs");
+            if (completed && text.compare(completed->position, stops[completed->index].size(), stops[completed->index]) != 0)
+                fuzz::fail("find_stop (vllm) points at text that is not its stop");
         }
         if (decodebook::stop_holdback(text, stops) != naive_holdback(text, stops))
             fuzz::fail("stop_holdback differs from the longest suffix that is a proper prefix of a stop");

@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include <cxxopts.hpp>
-#include <nlohmann/json.hpp>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/course/model_dir.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
+#include "decodebook/decoding/stop_strings.hpp"
 #include "decodebook/model/kernels.hpp"
 #include "decodebook/model/safetensors.hpp"
 
@@ -179,10 +179,11 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
                 set_knob(cl.config, k.flag, result[k.flag].as<std::string>());
                 continue;
             }
-            nlohmann::json values = nlohmann::json::array();  // every occurrence, in order
+            GenerationConfig next = cl.config;  // every occurrence adds, in order, to an empty list
+            k.set(next, "[]");
             for (const auto& kv : result.arguments())
-                if (kv.key() == k.flag) values.push_back(kv.value());
-            set_knob(cl.config, k.flag, values.dump());
+                if (kv.key() == k.flag) k.add(next, kv.value());
+            cl.config = next;
         }
         // a program's default count of returned beams follows --num-beams down (chapter 05 returns 2
         // by default; `--num-beams 1` alone is greedy, not an error); an explicit count is checked
@@ -193,6 +194,8 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
             find_knob("do_sample").set(cl.config, result["do-sample"].as<std::string>());
         }
         validate(cl.config);
+        for (const std::string& w : never_winning_stops(cl.config.stop, cl.config.stop_match))
+            std::cerr << "warning: " << w << "\n";
         if (result.count("show-config")) {
             for (const Knob& k : knobs())
                 if (takes(info, k.group)) std::cout << k.name << " = " << k.get(cl.config) << "\n";

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/utf8.hpp"
 
 namespace decodebook {
 namespace {
@@ -37,7 +38,8 @@ constexpr Spelling<AssistantSchedule> kSchedules[] = {{AssistantSchedule::Consta
 constexpr Spelling<VerifyRule> kVerifyRules[] = {{VerifyRule::Leviathan, "leviathan"},
                                                  {VerifyRule::SampleAndCompare, "sample_and_compare"}};
 constexpr Spelling<StopMatch> kStopMatch[] = {
-    {StopMatch::Earliest, "earliest"}, {StopMatch::ListOrder, "list_order"}, {StopMatch::TokenOverlap, "token_overlap"}};
+    {StopMatch::Earliest, "earliest"}, {StopMatch::Vllm, "vllm"}, {StopMatch::ListOrder, "list_order"},
+    {StopMatch::TokenOverlap, "token_overlap"}};
 
 template <class Enum, size_t N>
 std::string spell(const Spelling<Enum> (&table)[N], Enum value) {
@@ -107,12 +109,24 @@ T parse_number(const std::string& name, const std::string& flag, const std::stri
         const bool negative_unsigned = !std::is_signed_v<T> && text[0] == '-';
         const auto [end, ec] = std::from_chars(negative_unsigned ? first + 1 : first, last, value);
         if (ec == std::errc::invalid_argument || end != last) throw not_a_number();
-        bool out_of_range = negative_unsigned || ec == std::errc::result_out_of_range;
-        if constexpr (sizeof(T) < sizeof(Wide)) {
-            out_of_range = out_of_range || value < static_cast<Wide>(std::numeric_limits<T>::min()) ||
-                           value > static_cast<Wide>(std::numeric_limits<T>::max());
+        // the seed's rule names its bounds ("in [0, 2^64)"); an int knob's may be one the value
+        // meets (">= 0"), so beyond the type it names the bound the value passes
+        if (!std::is_signed_v<T> && (negative_unsigned || ec == std::errc::result_out_of_range))
+            invalid(name, flag, text, rule);
+        bool below = false, above = false;
+        if constexpr (std::is_signed_v<T>) {
+            below = ec == std::errc::result_out_of_range ? text[0] == '-'
+                                                         : value < static_cast<Wide>(std::numeric_limits<T>::min());
+            above = ec == std::errc::result_out_of_range ? text[0] != '-'
+                                                         : value > static_cast<Wide>(std::numeric_limits<T>::max());
         }
-        if (out_of_range) invalid(name, flag, text, rule);
+        if (below || above) {
+            const std::string bound = below ? "at least " + std::to_string(std::numeric_limits<T>::min())
+                                            : "at most " + std::to_string(std::numeric_limits<T>::max());
+            throw Error(name + " = " + text + " is invalid: it must be " + bound + ", the " +
+                            (below ? "smallest" : "largest") + " " + name + " can hold (and " + rule + ")",
+                        "pass --" + flag + " with a value " + rule + ", " + bound);
+        }
         return static_cast<T>(value);
     }
 }
@@ -204,29 +218,67 @@ Knob flag_knob(std::string name, std::string flag, KnobGroup group, std::string 
     return k;
 }
 
-// stop: a JSON array of strings (["User:", "\n--"]), or one bare string for a single stop.
-// On a command line each --stop adds one.
+// One value of stop: a JSON array of strings (["User:", "\n--"], JSON's escapes), or one string
+// with the escapes \n \t \r and \\ (the shell passes a backslash through: --stop '\n' is a
+// newline). Any other backslash is refused rather than kept, so '\N' is not a stop that silently
+// never matches; a stop starting with [ is written as a JSON array.
+std::vector<std::string> parse_stops(const std::string& text, const std::string& rule) {
+    const std::string fix = "write a newline as \\n, a tab as \\t, a carriage return as \\r, a backslash as \\\\, "
+                            "or give a JSON array: --stop '[\"User:\", \"\\n\"]'";
+    std::vector<std::string> stops;
+    if (!text.empty() && text[0] == '[') {
+        try {
+            stops = nlohmann::json::parse(text).get<std::vector<std::string>>();
+        } catch (const nlohmann::json::exception&) {
+            throw Error("stop = " + text + " is not a JSON array of strings", fix);
+        }
+    } else {
+        std::string s;
+        for (size_t i = 0; i < text.size(); ++i) {
+            if (text[i] != '\\') {
+                s += text[i];
+                continue;
+            }
+            const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+            if (next == 'n') s += '\n';
+            else if (next == 't') s += '\t';
+            else if (next == 'r') s += '\r';
+            else if (next == '\\') s += '\\';
+            else
+                throw Error("stop = " + text + " has " +
+                                (next ? "the unknown escape \\" + std::string(1, next) : std::string("a backslash at its end")) +
+                                " (the escapes are \\n \\t \\r \\\\)",
+                            fix);
+            ++i;
+        }
+        stops.push_back(s);
+    }
+    for (const std::string& s : stops) {
+        if (s.empty()) invalid("stop", "stop", "\"\"", rule);
+        if (to_valid_utf8(s) != s)
+            throw Error("stop = " + nlohmann::json(to_valid_utf8(s)).dump() +
+                            " is not valid UTF-8, so it can never match the text (which always is)",
+                        "pass stop strings as UTF-8 text");
+    }
+    return stops;
+}
+
+// stop: on a command line each --stop adds what its value holds (one string or a JSON array);
+// the REPL's :set stop replaces the list.
 Knob stop_knob() {
     Knob k{"stop", "stop", KnobGroup::Stopping, "end the text at this string (repeat --stop for several)",
-           "non-empty strings: one, or a JSON array like [\"User:\", \"\\n--\"]", false, {}, {}, {}};
+           "non-empty text with the escapes \\n \\t \\r \\\\, or a JSON array of such strings like "
+           "[\"User:\", \"\\n--\"]",
+           false, {}, {}, {}};
     k.repeatable = true;
     k.get = [](const GenerationConfig& c) { return nlohmann::json(c.stop).dump(); };
-    k.set = [rule = k.rule](GenerationConfig& c, const std::string& text) {
-        std::vector<std::string> stops{text};
-        if (!text.empty() && text[0] == '[') {
-            try {
-                stops = nlohmann::json::parse(text).get<std::vector<std::string>>();
-            } catch (const nlohmann::json::exception&) {
-                throw Error("stop = " + text + " is not a JSON array of strings", "e.g. --stop 'User:' or :set stop [\"User:\"]");
-            }
-        }
-        for (const std::string& s : stops)
-            if (s.empty()) invalid("stop", "stop", "\"\"", rule);
-        c.stop = stops;
+    k.set = [rule = k.rule](GenerationConfig& c, const std::string& text) { c.stop = parse_stops(text, rule); };
+    k.add = [rule = k.rule](GenerationConfig& c, const std::string& text) {
+        for (std::string& s : parse_stops(text, rule)) c.stop.push_back(std::move(s));
     };
     k.valid = [](const GenerationConfig& c) {
         for (const std::string& s : c.stop)
-            if (s.empty()) return false;
+            if (s.empty() || to_valid_utf8(s) != s) return false;
         return true;
     };
     return k;
@@ -257,8 +309,8 @@ std::vector<Knob> make_table() {
     sample.valid = [](const C&) { return true; };
     t.push_back(sample);
     t.push_back(number<float>("temperature", "temperature", G::Sampling, "z / T when sampling",
-                              &C::temperature, [=](float v) { return finite(v) && (v == 0 || v >= 1e-3f); },
-                              "0 (greedy) or a number >= 0.001", true));
+                              &C::temperature, [=](float v) { return finite(v) && v >= 0; },
+                              ">= 0 (0 = greedy; a tiny T > 0 samples all but greedily)", true));
     t.push_back(number<int>("top_k", "top-k", G::Sampling, "keep the k most likely (ties kept)", &C::top_k,
                             [](int v) { return v >= 0; }, ">= 0 (0 = off)", true));
     t.push_back(number<float>("top_p", "top-p", G::Sampling, "keep the smallest set of likeliest tokens with this mass", &C::top_p,
@@ -380,6 +432,12 @@ void validate(const GenerationConfig& config) {
         throw Error("beam search with sampling (HF's beam sample) is not offered: num_beams is " +
                         std::to_string(config.num_beams) + " and do_sample is true",
                     "drop the sampling flags, or pass --do-sample false with --num-beams");
+    }
+    if (config.num_beams > 1 && !config.stop.empty()) {  // refused, not ignored (issue 23)
+        throw Error("stop strings with beam search are not offered: num_beams is " + std::to_string(config.num_beams) +
+                        " and stop is " + nlohmann::json(config.stop).dump() +
+                        " (beam search would run to its end and ignore them)",
+                    "drop --stop, or pass --num-beams 1");
     }
     if (config.prompt_lookup_min > config.max_matching_ngram_size) {
         throw Error("prompt_lookup_min (" + std::to_string(config.prompt_lookup_min) + ") exceeds max_matching_ngram_size (" +

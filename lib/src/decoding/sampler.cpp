@@ -1,7 +1,9 @@
 // Chapters 02-06: the processor chain, and the samplers built on it.
 #include "decodebook/decoding/sampler.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -35,6 +37,22 @@ bool nothing_left(const xt::xtensor<float, 1>& z) {
 
 // [ch02:chain]
 namespace {
+
+// The temperature stage: z / T, as HF's TemperatureLogitsWarper (apply_temperature), for any T > 0.
+// A T so small that some z / T overflows a float (T = 2e-38 and a logit of 30) would give
+// softmax inf - inf = NaN; then every logit is taken from the largest first, (z - max) / T: the
+// same distribution (a shift), the largest at 0 and the others at -inf or far below, all but
+// greedy, as the limit T -> 0 is. -inf (a removed token) stays -inf.
+void divide_by_temperature(xt::xtensor<float, 1>& z, float t) {
+    float max = -std::numeric_limits<float>::infinity();
+    bool overflows = false;
+    for (float v : z) {
+        max = std::max(max, v);
+        overflows = overflows || (std::isfinite(v) && !std::isfinite(v / t));
+    }
+    if (!overflows) return apply_temperature(z, t);
+    for (float& v : z) v = (v - max) / t;
+}
 
 // Every stage a config can switch on. The penalties (and min_new_tokens) edit the logits in both
 // modes; the warpers from Temperature on only shape the distribution a sample is drawn from.
@@ -98,7 +116,7 @@ std::optional<Processor> make_stage(Stage stage, const GenerationConfig& p) {
         case Stage::Temperature:
             if (p.temperature == 1.0f) return std::nullopt;
             return Processor{"temperature(" + knob_number(p.temperature) + ")",
-                             [t = p.temperature](xt::xtensor<float, 1>& z, const DecodeContext&) { apply_temperature(z, t); }};
+                             [t = p.temperature](xt::xtensor<float, 1>& z, const DecodeContext&) { divide_by_temperature(z, t); }};
         case Stage::TopK:
             if (p.top_k <= 0) return std::nullopt;
             return Processor{"top_k(" + std::to_string(p.top_k) + ")",

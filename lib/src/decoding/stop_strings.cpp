@@ -11,18 +11,59 @@ namespace decodebook {
 std::optional<StopHit> find_stop(std::string_view text, size_t from, const std::vector<std::string>& stops,
                                  StopMatch rule) {
     std::optional<StopHit> best;
+    size_t best_end = 0;  // where `best` ends
     for (size_t i = 0; i < stops.size(); ++i) {
         const std::string& stop = stops[i];
         // a new occurrence ends after `from`, so it starts at from - len + 1 or later
         const size_t start = from + 1 > stop.size() ? from + 1 - stop.size() : 0;
         const size_t at = text.find(stop, start);
         if (at == std::string_view::npos) continue;
-        if (rule == StopMatch::ListOrder) return StopHit{at, i};  // vLLM: the list decides
-        if (!best || at < best->position) best = StopHit{at, i};  // llama.cpp: the text decides
+        if (rule == StopMatch::ListOrder) return StopHit{at, i};  // vLLM before PR #49391: the list decides
+        const size_t end = at + stop.size();
+        // llama.cpp: the first to start wins; vLLM: the first to complete; a tie keeps the earlier in the list
+        if (!best || (rule == StopMatch::Vllm ? end < best_end : at < best->position)) {
+            best = StopHit{at, i};
+            best_end = end;
+        }
     }
     return best;
 }
 // [/ch06:find-stop]
+
+std::vector<std::string> never_winning_stops(const std::vector<std::string>& stops, StopMatch rule) {
+    std::vector<std::string> warnings;
+    const auto quoted = [&](size_t i) {
+        std::string q(1, '"');
+        q += to_valid_utf8(stops[i]);
+        q += "\" (stop ";
+        q += std::to_string(i + 1);
+        return q + ")";
+    };
+    for (size_t b = 0; b < stops.size(); ++b) {
+        const std::string_view outer = stops[b];
+        for (size_t a = 0; a < stops.size(); ++a) {
+            const std::string_view inner = stops[a];
+            if (a == b || inner.empty() || inner.size() > outer.size()) continue;
+            const size_t at = outer.find(inner);
+            if (at == std::string_view::npos) continue;
+            std::string why;
+            if (rule == StopMatch::Vllm && at + inner.size() < outer.size()) {
+                why = "is inside it and completes first";
+            } else if (rule == StopMatch::Vllm && a < b) {
+                why = "ends it and is listed first";
+            } else if (rule == StopMatch::ListOrder && a < b) {
+                why = "is inside it and is listed first";
+            } else if ((rule == StopMatch::Earliest || rule == StopMatch::TokenOverlap) && at == 0 && a < b) {
+                why = "begins it and is listed first";
+            }
+            if (why.empty()) continue;
+            warnings.push_back("the stop " + quoted(b) + " can never end the text under stop_match " + to_string(rule) +
+                               ": " + quoted(a) + " " + why + "; drop one of them");
+            break;
+        }
+    }
+    return warnings;
+}
 
 // [ch06:holdback]
 size_t stop_holdback(std::string_view text, const std::vector<std::string>& stops) {
@@ -104,8 +145,10 @@ std::string StopStringStream::advance(const std::string& complete_text, bool fin
                 end = include_ ? found_->position + matched_->size() : found_->position;
         }
     }
-    if (!final && !include_ && rule_ != StopMatch::TokenOverlap)
-        end = std::min(end, text.size() - stop_holdback(text.substr(released_), stops_));  // may still become a stop
+    // text that may still become a stop waits; after a final match no stop can complete any more,
+    // so everything before the cut is shown (holding back for a pending longer stop lost it)
+    if (!final && !matched_ && !include_ && rule_ != StopMatch::TokenOverlap)
+        end = std::min(end, text.size() - stop_holdback(text.substr(released_), stops_));
     end = std::max(end, released_);  // nothing shown is ever taken back
     std::string out = text_.substr(released_, end - released_);
     released_ = end;

@@ -93,4 +93,9 @@ double measure_read_bandwidth(size_t bytes, int threads, int repeats) {
     return static_cast<double>(n * sizeof(float)) / best;
 }
 
+bool measurement_disturbed(double ratio, double lowest, double highest) {
+    constexpr double kNoise = 1.1;  // timers and caches move a quiet measurement by a few per cent
+    return !std::isfinite(ratio) || ratio < lowest / kNoise || ratio > highest * kNoise;
+}
+
 }  // namespace decodebook

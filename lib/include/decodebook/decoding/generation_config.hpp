@@ -90,10 +90,12 @@ BeamScoring parse_beam_scoring(const std::string& text);
 /// Which stop string wins when several match. Introduced in chapter 06.
 enum class StopMatch {
     Earliest,      ///< "earliest" (llama.cpp): the one that starts first in the text
-    ListOrder,     ///< "list_order" (vLLM): the first in the list that matches
+    Vllm,          ///< "vllm" (vLLM today, since vllm-project/vllm PR #49391): the one that completes
+                   ///< first in the text; at the same end, the first in the list
+    ListOrder,     ///< "list_order" (vLLM before PR #49391): the first in the list that matches
     TokenOverlap,  ///< "token_overlap" (HF): only a stop that overlaps the last token counts
 };
-/// "earliest", "list_order" or "token_overlap". Introduced in chapter 06.
+/// "earliest", "vllm", "list_order" or "token_overlap". Introduced in chapter 06.
 std::string to_string(StopMatch rule);
 /// @throws Error naming the accepted values. Introduced in chapter 06.
 StopMatch parse_stop_match(const std::string& text);
@@ -167,7 +169,9 @@ struct Knob {
     std::function<std::string(const GenerationConfig&)> get;          ///< the value, as text
     std::function<void(GenerationConfig&, const std::string&)> set;  ///< parse, check, store
     std::function<bool(const GenerationConfig&)> valid;               ///< the stored value is valid
-    bool repeatable = false;  ///< a list: each `--flag VALUE` on a command line adds one value
+    bool repeatable = false;  ///< a list: each `--flag VALUE` on a command line adds to it (`add`)
+    /// A repeatable knob: parse one `--flag VALUE` and append what it holds (`set` replaces).
+    std::function<void(GenerationConfig&, const std::string&)> add = {};
 };
 
 /// The table, in the order `--help` and `--show-config` print it. Introduced in chapter 02.
@@ -183,8 +187,10 @@ const Knob& find_knob(const std::string& name);
 void set_knob(GenerationConfig& config, const std::string& name, const std::string& value);
 
 /// Check every knob, and the knobs together: min_new_tokens <= max_new_tokens,
-/// num_return_sequences <= num_beams, no sampling with beams, prompt_lookup_min <=
-/// max_matching_ngram_size. Introduced in chapter 02.
+/// num_return_sequences <= num_beams, no sampling with beams, no stop strings with beams (beam
+/// search does not apply them: refused rather than ignored), prompt_lookup_min <=
+/// max_matching_ngram_size.
+/// Introduced in chapter 02.
 /// @throws Error on the first bad value: "top_p = 1.5 is invalid: it must be in [0, 1] (1 = off)".
 void validate(const GenerationConfig& config);
 

@@ -29,11 +29,28 @@ struct StopHit {
 
 /// The occurrence that wins among the stop strings that occur in `text` and end after byte `from`
 /// (the text before `from` was searched at an earlier token), under `rule`:
-/// Earliest and TokenOverlap take the one that starts first (a tie goes to the earlier in the
-/// list), ListOrder the first in the list that occurs at all, wherever it starts.
+/// Earliest and TokenOverlap take the one that starts first, Vllm the one that ends first (a tie
+/// goes to the earlier in the list), ListOrder the first in the list that occurs at all, wherever
+/// it starts.
+///
+/// Vllm is vLLM's `check_stop_strings(output_text, new_char_count, stop, include_in_output)`
+/// (vllm/v1/engine/detokenizer.py, read at commit 29e0907951d3e5befc013a92e8f3b9828da000ed), the
+/// rule since vllm-project/vllm PR #49391 (merged 2026, "Select earliest-completing stop string",
+/// which called list order a bug): `from` is len(output_text) - new_char_count, each stop's first
+/// occurrence from there counts, and the smallest end wins. vLLM counts characters, decodebook
+/// bytes of whole characters: the same cut. ListOrder is the rule before that PR.
 /// Introduced in chapter 06.
 std::optional<StopHit> find_stop(std::string_view text, size_t from, const std::vector<std::string>& stops,
                                  StopMatch rule);
+
+/// Warnings for the stop strings that can never end a text under `rule`, whatever the model writes,
+/// because another stop of the list inside them always wins first: under Vllm a stop that holds
+/// another one ending before its own end (or at it, listed earlier); under ListOrder one that holds
+/// another listed earlier; under Earliest and TokenOverlap one that begins with another listed
+/// earlier. E.g. "User:" after "User". Empty when every stop can win. Such a stop changes nothing
+/// (the text ends at the same place without it), so programs warn and go on.
+/// Introduced in chapter 06.
+std::vector<std::string> never_winning_stops(const std::vector<std::string>& stops, StopMatch rule);
 
 /// The length in bytes of the longest suffix of `text` that is a proper prefix of some stop
 /// string: what must be held back because a stop string may still complete (llama.cpp finds the
@@ -56,8 +73,11 @@ StopScan scan_stops(std::string_view pending, const std::vector<std::string>& st
 
 /// The TextStream for stop strings: UTF-8 safe, and with `include_stop_str_in_output` false it
 /// holds back exactly the text that may still become a stop string. After a match it releases
-/// the text up to the stop (through it with `include_stop_str_in_output`) and nothing after it,
-/// not even at flush. With StopMatch::Earliest a match is final only when no stop string that
+/// the text up to the stop (through it with `include_stop_str_in_output`: vLLM's truncation to the
+/// stop's end) and nothing after it, not even at flush. With StopMatch::Vllm and ListOrder a match
+/// is final at once: under Vllm no stop can complete earlier than one that already has, so the
+/// cut is where the stop that completes first in the whole text starts, however the text was
+/// split into tokens. With StopMatch::Earliest a match is final only when no stop string that
 /// starts earlier (or at the same place and earlier in the list) can still complete, so the text
 /// is cut where the earliest stop of the whole text starts, however it was split into tokens;
 /// a match still waiting when the generation ends is final at flush. With StopMatch::TokenOverlap it behaves as Hugging Face's

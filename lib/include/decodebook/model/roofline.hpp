@@ -38,4 +38,14 @@ double decode_roofline_ms(const ModelConfig& config, int bytes_per_weight, doubl
 /// Introduced in chapter 07.
 double measure_read_bandwidth(size_t bytes, int threads, int repeats = 5);
 
+/// Whether a ratio of timings is one a quiet machine can give, or the measurement was disturbed
+/// by other work (a job on the other core, a second thread that lost its core: `--threads 2` on a
+/// busy machine printed "the cache is 0.1x faster" and "2675 % of its roofline"). A ratio is
+/// disturbed when it is not a finite number or lies outside [lowest, highest] by more than 10 %
+/// (timer noise): a decode's share of its roofline above 110 % (lowest 0, highest 1), a cached
+/// loop's speed-up over the naive loop below 1 / 1.1 (lowest 1, highest infinity). A chapter then
+/// says the measurement was disturbed and suggests `--threads 1` instead of printing the number.
+/// Introduced in chapter 07.
+bool measurement_disturbed(double ratio, double lowest, double highest);
+
 }  // namespace decodebook
