@@ -522,6 +522,8 @@ TEST_CASE("unsupported constructs are refused naming their column and a fix", "[
         {"(?P<n>a)", "column 1", "named group"},
         {"(?i)a", "column 1", "inline flag"},
         {"(?>a)", "column 1", "atomic group"},
+        {"a(?R)?b", "column 2", "recursion"},
+        {"(?#note)a", "column 1", "comment"},
         {"(a)\\1", "column 4", "backreference \\1"},
         {"(a)\\k<x>", "column 4", "backreference \\k"},
         {"a\\bc", "column 2", "word boundary \\b"},

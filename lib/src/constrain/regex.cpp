@@ -359,7 +359,8 @@ private:
             fail(at, "the repeat count in " + text + " is above " + std::to_string(kMaxRepeat),
                  "repeat at most " + std::to_string(kMaxRepeat) + " times, or use * or + for no bound");
         if (hi != kInfinite && lo > hi)
-            fail(at, "in " + text + " the minimum " + std::to_string(lo) + " is above the maximum " + std::to_string(hi),
+            fail(at,
+                 "in " + text + " the minimum " + std::to_string(lo) + " is above the maximum " + std::to_string(hi),
                  "write {" + std::to_string(hi) + "," + std::to_string(lo) + "}");
         i_ = k + 1;
         *min = lo;
@@ -403,7 +404,8 @@ private:
             fail(open, "groups are nested more than " + std::to_string(kMaxNesting) + " deep",
                  "flatten the pattern");
         if (peek() == '?') refuse_special_group(open);
-        if (peek() == '*') fail(open, "(* starts a PCRE2 verb, which is not supported", "remove it, or write \\( for a parenthesis");
+        if (peek() == '*')
+            fail(open, "(* starts a PCRE2 verb, which is not supported", "remove it, or write \\( for a parenthesis");
         ++depth_;
         Node inner = alternation();
         --depth_;
@@ -436,6 +438,10 @@ private:
         } else if (c == '|') {
             what = "the branch reset group (?|";
             fix = "use (?: )";
+        } else if (c == 'R' || c == '&' || is_digit(c) || ((c == '+' || c == '-') && is_digit(d))) {
+            what = "the recursion or subroutine call (?" + std::string(1, c);
+            fix = "write the repeated part out: recursion is beyond a regular language (chapter 09's JSON "
+                  "schemas bound their depth instead)";
         } else {
             what = "the inline flag group (?" + std::string(1, c);
             fix = "remove the flag and write what it meant, e.g. [Aa] for a case-insensitive a";
@@ -509,9 +515,9 @@ private:
     uint32_t fixed_hex(size_t at, size_t count, const char* form) {
         uint32_t v = 0;
         for (size_t k = 0; k < count; ++k) {
-            if (!is_hex(peek())) fail(at, std::string("the escape ") + form + " needs " + std::to_string(count) + " hex digits",
-                                      std::string("write ") + form + " in full, e.g. " +
-                                          (count == 2 ? "\\x41" : "\\u00E9"));
+            if (!is_hex(peek()))
+                fail(at, std::string("the escape ") + form + " needs " + std::to_string(count) + " hex digits",
+                     std::string("write ") + form + " in full, e.g. " + (count == 2 ? "\\x41" : "\\u00E9"));
             v = v * 16 + hex_value(peek());
             ++i_;
         }
@@ -563,7 +569,8 @@ private:
             fail(at, "the backreference " + esc + " is not supported",
                  in_class ? "write \\xHH for a character" : "write the repeated text out: a DFA cannot remember a group");
         if (c == 'b' && in_class) fail(at, "\\b in a class is not supported", "write \\x08 for a backspace");
-        if (c == 'b' || c == 'B') fail(at, "the word boundary " + esc + " is not supported", "remove it: a DFA has no lookaround");
+        if (c == 'b' || c == 'B')
+            fail(at, "the word boundary " + esc + " is not supported", "remove it: a DFA has no lookaround");
         if (c == 'A' || c == 'z' || c == 'Z' || c == 'G')
             fail(at, "the anchor " + esc + " is not supported",
                  "remove it: the whole output always matches the whole pattern");
@@ -573,7 +580,8 @@ private:
         if (c == 'k' || c == 'g') fail(at, "the backreference " + esc + " is not supported", "write the repeated text out");
         if (c == 'Q' || c == 'E') fail(at, "quoting with \\Q...\\E is not supported", "escape each metacharacter with \\");
         fail(at, "the escape " + esc + " is not supported",
-             "write the character itself, \\xHH or \\x{H...}; the escapes are \\n \\t \\r \\f \\v \\0 \\x \\u \\d \\D \\w \\W \\s \\S");
+             "write the character itself, \\xHH or \\x{H...}; the escapes are \\n \\t \\r \\f \\v \\0 \\x \\u "
+             "\\d \\D \\w \\W \\s \\S");
     }
 };
 
