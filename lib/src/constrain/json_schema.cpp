@@ -627,6 +627,11 @@ bool is_type_keyword(std::string_view key) {
     return false;
 }
 
+// The keywords that choose how a schema is read: by type, as values, as alternatives, by reference.
+bool is_form_keyword(std::string_view key) {
+    return key == "type" || key == "enum" || key == "const" || key == "anyOf" || key == "oneOf" || key == "$ref";
+}
+
 std::string fix_for(std::string_view key) {
     if (key == "uniqueItems") return "a regex cannot remember earlier items: remove uniqueItems and check uniqueness after decoding";
     if (key == "patternProperties" || key == "propertyNames" || key == "unevaluatedProperties" ||
@@ -700,6 +705,9 @@ private:
         if (!schema.is_object())
             throw Error("malformed schema: " + schema_name(at) + " is " + std::string(schema.type_name()) + ", not an object",
                         "write each schema as a JSON object, e.g. {\"type\": \"string\"}");
+        // A keyword the subset never reads is named first, whatever else the schema holds.
+        for (const auto& [key, value] : schema.items())
+            if (!is_annotation(key) && !is_type_keyword(key) && !is_form_keyword(key)) refuse(key, at);
         if (schema.contains("$ref")) {
             check_only(schema, at, {"$ref"}, "$ref");
             return visit_ref(schema, at);
@@ -726,8 +734,7 @@ private:
                     std::string_view form) const {
         for (const auto& [key, value] : schema.items()) {
             if (is_annotation(key) || std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-            if (is_type_keyword(key) || key == "type" || key == "enum" || key == "const" || key == "anyOf" ||
-                key == "oneOf" || key == "$ref")
+            if (is_type_keyword(key) || is_form_keyword(key))
                 throw Error("JSON-schema keyword \"" + key + "\" at " + pointer_child(at, key) + " stands beside " +
                                 std::string(form) + ", which the subset reads alone",
                             "move it into each alternative (or each value), or split the schema");
@@ -1021,13 +1028,13 @@ private:
     // { properties in schema order }: required ones always, optional ones each maybe, and a comma
     // between any two present (Outlines' parse_properties, both of its cases).
     std::string visit_object(const Json& schema, const std::string& at) {
+        if (schema.contains("additionalProperties") && schema["additionalProperties"] != Json(false))
+            refuse("additionalProperties", at);
         if (!schema.contains("properties"))
             throw Error(schema_name(at) + " is an object without properties (a free-form object), outside the subset",
                         "list its properties under properties: only they are written");
         const Json& properties = schema["properties"];
         if (!properties.is_object()) malformed("properties", at, "is not an object", "map each name to its schema");
-        if (schema.contains("additionalProperties") && schema["additionalProperties"] != Json(false))
-            refuse("additionalProperties", at);
         const std::vector<bool> required = read_required(schema, at, properties);
 
         std::vector<std::string> members;  // ws "name" ws : ws value
