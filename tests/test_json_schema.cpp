@@ -449,6 +449,13 @@ TEST_CASE("Outlines cases outside the subset are refused", "[json-schema]") {
                   "\"#/definitions/typeA\" at /definitions/typeC/properties/parent/$ref is recursive");
 }
 
+TEST_CASE("a $ref follows a JSON pointer with its escapes", "[json-schema]") {
+    // RFC 6901: ~1 is / and ~0 is ~, undone once (so ~01 names "~1")
+    check_case(R"({"type": "object", "properties": {"x": {"$ref": "#/$defs/a~1b"}, "y": {"$ref": "#/$defs/c~01"}},
+                   "required": ["x", "y"], "$defs": {"a/b": {"type": "boolean"}, "c~1": {"type": "null"}, "c/": {"type": "string"}}})",
+               {R"({"x":true,"y":null})"}, {R"({"x":true,"y":"s"})", R"({"x":null,"y":null})"});
+}
+
 // 3. Round trip: documents generated to satisfy a schema match; one violation and they do not.
 
 namespace {

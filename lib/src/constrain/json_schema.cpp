@@ -657,6 +657,16 @@ std::string pointer_token(std::string_view key) {
     return out;
 }
 
+// A JSON-pointer token with its escapes undone in one pass (RFC 6901: ~1 is /, ~0 is ~, so ~01 is ~1).
+std::string pointer_unescape(std::string_view token) {
+    std::string out;
+    for (size_t i = 0; i < token.size(); ++i) {
+        const bool escape = token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1');
+        out += escape ? (token[++i] == '0' ? '~' : '/') : token[i];
+    }
+    return out;
+}
+
 std::string pointer_child(const std::string& at, std::string_view key) { return at + "/" + pointer_token(key); }
 
 std::string schema_name(const std::string& at) { return at.empty() ? "the root schema" : "the schema at " + at; }
@@ -814,9 +824,7 @@ private:
         const Json* node = &root_;
         for (size_t i = 2; i <= text.size() && text.size() > 1;) {
             const size_t end = std::min(text.find('/', i), text.size());
-            std::string token = text.substr(i, end - i);
-            for (size_t p; (p = token.find("~1")) != std::string::npos;) token.replace(p, 2, "/");
-            for (size_t p; (p = token.find("~0")) != std::string::npos;) token.replace(p, 2, "~");
+            const std::string token = pointer_unescape(std::string_view(text).substr(i, end - i));
             const Json* next = nullptr;
             if (node->is_object() && node->contains(token)) next = &(*node)[token];
             if (node->is_array() && !token.empty() && token.find_first_not_of("0123456789") == std::string::npos &&
