@@ -24,6 +24,7 @@
 #include "decodebook/course/terminal.hpp"
 #include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/decoding/cached_loops.hpp"
+#include "decodebook/decoding/constraint.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/sampler.hpp"
 #include "decodebook/decoding/speculative.hpp"
@@ -34,7 +35,7 @@ using namespace decodebook;
 namespace {
 
 const std::vector<KnobGroup> kAllKnobs{KnobGroup::Length, KnobGroup::Stopping, KnobGroup::Sampling, KnobGroup::Penalties,
-                                       KnobGroup::Beams, KnobGroup::Speculative};
+                                       KnobGroup::Beams, KnobGroup::Speculative, KnobGroup::Constraint};
 
 struct Display {
     bool show_steps = false;
@@ -42,9 +43,12 @@ struct Display {
 };
 
 // Generate one continuation, streaming it; throws Error if the request is refused.
-void run(const Session& session, const Gpt2* draft, const GenerationConfig& config, const Display& display,
+void run(const Session& session, const Gpt2* draft, GenerationConfig config, const Display& display,
          const std::string& prompt) {
     const std::vector<int> ids = session.tokenizer.encode(prompt);
+    validate(config);  // one constraint at most, then built for this tokenizer (chapter 09)
+    config.constraint = make_constraint(config, session.tokenizer.vocabulary(),
+                                        resolve_eos_ids(config, session.model.config().eos_token_id));
     check_request(session.model.config(), ids, config);  // config, prompt and EOS ids, before any output
     if (display.show_chain) std::cout << "chain: " << LogitsChain(config).describe() << "\n";
     if (config.num_beams > 1 && (draft || config.prompt_lookup_num_tokens > 0)) {

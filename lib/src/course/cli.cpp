@@ -14,6 +14,7 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/course/model_dir.hpp"
+#include "decodebook/decoding/constraint.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/decoding/stop_strings.hpp"
@@ -37,6 +38,7 @@ const char* group_name(KnobGroup g) {
         case KnobGroup::Penalties: return "penalties";
         case KnobGroup::Beams: return "beam search";
         case KnobGroup::Speculative: return "speculative decoding";
+        case KnobGroup::Constraint: return "constrained decoding";
     }
     return "";
 }
@@ -266,7 +268,10 @@ std::optional<Gpt2> open_assistant(const CommandLine& cl, const Session& s) {
 Session open_session(const CommandLine& cl) {
     Session s{Gpt2::load(cl.model_dir), Tokenizer::load(cl.model_dir), {}, cl.config};
     s.prompt = s.tokenizer.encode(cl.prompt);
-    check_request(s.model.config(), s.prompt, cl.config);  // the one place a request is refused
+    validate(s.config);  // one constraint at most, before building it (chapter 09)
+    s.config.constraint = make_constraint(s.config, s.tokenizer.vocabulary(),
+                                          resolve_eos_ids(s.config, s.model.config().eos_token_id));
+    check_request(s.model.config(), s.prompt, s.config);  // the one place a request is refused
     const long room = static_cast<long>(s.model.config().n_positions) - cl.lookahead;
     if (cl.lookahead > 0 && static_cast<long>(s.prompt.size()) > room) {
         throw Error("the prompt has " + std::to_string(s.prompt.size()) + " tokens, but " + cl.program +

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/decoding/constraint.hpp"
 #include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
 #include "decodebook/sampling/sampling.hpp"
@@ -29,6 +30,11 @@ std::vector<int> check_request(const ModelConfig& mc, const std::vector<int>& pr
                             std::to_string(mc.vocab_size - 1) + ")",
                         "pass --eos-token-id with this model's ids, or model");
         }
+    }
+    if (!constraint_kind(config).empty() && !config.constraint) {  // chapter 09: never ignore a constraint
+        throw Error("a " + constraint_kind(config) + " constraint is set but was not built for this tokenizer",
+                    "set config.constraint = make_constraint(config, tokenizer.vocabulary(), eos_ids) "
+                    "(decoding/constraint.hpp) before generating");
     }
     return eos_ids;
 }

@@ -13,6 +13,8 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/utf8.hpp"
+#include "decodebook/constrain/regex.hpp"
+#include "decodebook/decoding/constraint.hpp"
 
 namespace decodebook {
 namespace {
@@ -265,6 +267,20 @@ std::vector<std::string> parse_stops(const std::string& text, const std::string&
 
 // stop: on a command line each --stop adds what its value holds (one string or a JSON array);
 // the REPL's :set stop replaces the list.
+// choice: one string, or a JSON array of strings (as --show-config prints the list). Chapter 09.
+std::vector<std::string> parse_choices(const std::string& text, const std::string& rule) {
+    std::vector<std::string> choices{text};
+    if (!text.empty() && text[0] == '[') {
+        try {
+            choices = nlohmann::json::parse(text).get<std::vector<std::string>>();
+        } catch (const nlohmann::json::exception&) {  // not an array of strings: the text itself
+        }
+    }
+    for (const std::string& s : choices)
+        if (s.empty()) invalid("choice", "choice", "\"\"", rule);
+    return choices;
+}
+
 Knob stop_knob() {
     Knob k{"stop", "stop", KnobGroup::Stopping, "end the text at this string (repeat --stop for several)",
            "non-empty text with the escapes \\n \\t \\r \\\\, or a JSON array of such strings like "
@@ -369,6 +385,44 @@ std::vector<Knob> make_table() {
                        "leviathan (HF, vLLM): keep with min(1, p/q); sample_and_compare (llama.cpp): keep if the "
                        "target's own draw matches",
                        &C::verify_rule, kVerifyRules));
+    Knob regex{"regex", "regex", G::Constraint, "the whole output must match this regex (chapter 09)",
+               "a regex in the supported syntax (constrain/regex.hpp); empty = off", false, {}, {}, {}};
+    regex.get = [](const C& c) { return c.regex; };
+    regex.set = [](C& c, const std::string& text) {
+        if (!text.empty()) (void)compile_regex(text);  // a bad pattern is refused where it is given
+        c.regex = text;
+    };
+    regex.valid = [](const C&) { return true; };
+    t.push_back(regex);
+    Knob choice_knob{"choice", "choice", G::Constraint,
+                     "the whole output must be one of these strings (repeat --choice for each)",
+                     "non-empty strings, one per --choice, or a JSON array of them like [\"yes\", \"no\"]", false,
+                     {}, {}, {}};
+    choice_knob.repeatable = true;
+    choice_knob.get = [](const C& c) { return nlohmann::json(c.choice).dump(); };
+    choice_knob.set = [rule = choice_knob.rule](C& c, const std::string& text) { c.choice = parse_choices(text, rule); };
+    choice_knob.add = [rule = choice_knob.rule](C& c, const std::string& text) {
+        for (std::string& s : parse_choices(text, rule)) c.choice.push_back(std::move(s));
+    };
+    choice_knob.valid = [](const C& c) {
+        for (const std::string& s : c.choice)
+            if (s.empty()) return false;
+        return true;
+    };
+    t.push_back(choice_knob);
+    Knob schema{"json_schema", "json-schema", G::Constraint,
+                "the output must be JSON satisfying the schema in this file (chapter 09)",
+                "a JSON schema file in the supported subset (constrain/json_schema.hpp); empty = off", false, {}, {},
+                {}};
+    schema.get = [](const C& c) { return c.json_schema; };
+    schema.set = [](C& c, const std::string& text) {
+        C probe;  // read, convert and compile it now: a bad schema is refused where it is given
+        probe.json_schema = text;
+        if (!text.empty()) (void)compile_regex(constraint_regex(probe));
+        c.json_schema = text;
+    };
+    schema.valid = [](const C&) { return true; };
+    t.push_back(schema);
     return t;
 }
 
@@ -438,6 +492,11 @@ void validate(const GenerationConfig& config) {
                         " and stop is " + nlohmann::json(config.stop).dump() +
                         " (beam search would run to its end and ignore them)",
                     "drop --stop, or pass --num-beams 1");
+    }
+    const int constraints = !config.regex.empty() + !config.choice.empty() + !config.json_schema.empty();
+    if (constraints > 1) {
+        throw Error("more than one constraint is set (regex, choice, json_schema)",
+                    "give exactly one of --regex, --choice, --json-schema (vLLM's rule)");
     }
     if (config.prompt_lookup_min > config.max_matching_ngram_size) {
         throw Error("prompt_lookup_min (" + std::to_string(config.prompt_lookup_min) + ") exceeds max_matching_ngram_size (" +

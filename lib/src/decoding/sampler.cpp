@@ -10,6 +10,7 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
+#include "decodebook/decoding/constraint.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/sampling/sampling.hpp"
 
@@ -144,6 +145,10 @@ std::optional<Processor> make_stage(Stage stage, const GenerationConfig& p) {
 LogitsChain::LogitsChain(const GenerationConfig& p, std::vector<Processor> first)
     : processors_(std::move(first)), first_(processors_.size()) {
     validate(p);
+    if (p.constraint) {  // chapter 09: the constraint's mask heads the chain, before the caller's own
+        processors_.insert(processors_.begin(), constraint_mask(p.constraint));
+        ++first_;
+    }
     greedy_ = !p.do_sample || p.temperature == 0.0f;
     for (const EngineOrder& engine : kOrders) {
         if (engine.order != p.order) continue;

@@ -2,6 +2,8 @@
 // stop-string stream).
 #include "decodebook/decoding/stopping.hpp"
 
+#include "decodebook/decoding/constraint.hpp"
+
 #include "decodebook/decoding/stop_strings.hpp"
 
 namespace decodebook {
@@ -12,6 +14,7 @@ std::string to_string(FinishReason reason) {
         case FinishReason::Eos: return "eos";
         case FinishReason::StopString: return "stop_string";
         case FinishReason::Callback: return "callback";
+        case FinishReason::DeadEnd: return "dead_end";
     }
     return "?";
 }
@@ -55,6 +58,7 @@ StoppingCriteria stopping_criteria(const GenerationConfig& config, const std::ve
     StoppingCriteria criteria;
     if (!config.stop.empty()) criteria.push_back(stop_string_criterion());
     if (!eos_ids.empty()) criteria.push_back(eos_criterion(eos_ids));
+    if (config.constraint) criteria.push_back(dead_end_criterion(config.constraint));  // chapter 09
     criteria.push_back(max_new_tokens_criterion(config.max_new_tokens));
     return criteria;
 }

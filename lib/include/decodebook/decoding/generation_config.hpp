@@ -8,11 +8,14 @@
 /// name (`top_p`, used in golden files and messages) and its flag (`--top-p`, `:set top-p`).
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace decodebook {
+
+struct Constraint;  // decoding/constraint.hpp (chapter 09)
 
 /// Which tokens the repetition penalty looks at. Introduced in chapter 04.
 enum class PenaltyScope {
@@ -145,6 +148,14 @@ struct GenerationConfig {
     /// n >= 1: vLLM's (longest n-gram of at least n tokens, earliest occurrence; vLLM's `prompt_lookup_min`).
     int prompt_lookup_min = 0;
     VerifyRule verify_rule = VerifyRule::Leviathan;  ///< how a drafted token is kept (both are exact)
+    // -- constrained decoding (chapter 09): at most one of the three (vLLM's rule)
+    std::string regex{};               ///< the whole output must match this regex; empty = off
+    std::vector<std::string> choice{};  ///< the whole output must be one of these strings; empty = off
+    std::string json_schema{};         ///< a JSON schema file the output must satisfy; empty = off
+    /// The constraint built from regex, choice or json_schema for the tokenizer in use
+    /// (make_constraint, decoding/constraint.hpp): not a knob. The loops refuse a config that asks
+    /// for a constraint without one built.
+    std::shared_ptr<Constraint> constraint{};
 };
 
 /// The groups a program chooses its knobs by. Introduced in chapter 02.
@@ -156,6 +167,7 @@ enum class KnobGroup {
     Beams,      ///< num_beams, length_penalty, early_stopping, num_return_sequences, beam_scoring
     Speculative,  ///< num_assistant_tokens, num_assistant_tokens_schedule, prompt_lookup_num_tokens,
                   ///< max_matching_ngram_size, prompt_lookup_min, verify_rule (chapter 08)
+    Constraint,   ///< regex, choice, json_schema (chapter 09)
 };
 
 /// One row of the table: everything about one knob, written once. Introduced in chapter 02.

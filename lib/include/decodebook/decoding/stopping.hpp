@@ -20,9 +20,10 @@ enum class FinishReason {
     Eos,         ///< "eos": an EOS id was generated (it is the last id)
     StopString,  ///< "stop_string": a stop string appeared in the text (chapter 06)
     Callback,    ///< "callback": the step callback asked to stop
+    DeadEnd,     ///< "dead_end": the constraint allows no token after the output so far (chapter 09)
 };
 
-/// "length", "eos", "stop_string" or "callback". Introduced in chapter 02.
+/// "length", "eos", "stop_string", "callback" or "dead_end". Introduced in chapter 02.
 std::string to_string(FinishReason reason);
 
 /// Token bytes in, printable text out: the general loop streams through one. Introduced in chapter 02.

@@ -1,0 +1,74 @@
+// Chapter 09: a constraint on the output as a mask at the head of the chain and a stopping
+// criterion (decoding/constraint.hpp).
+#include "decodebook/decoding/constraint.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "decodebook/base/error.hpp"
+#include "decodebook/base/files.hpp"
+#include "decodebook/constrain/json_schema.hpp"
+#include "decodebook/constrain/regex.hpp"
+
+namespace decodebook {
+
+std::string constraint_kind(const GenerationConfig& config) {
+    if (!config.regex.empty()) return "regex";
+    if (!config.choice.empty()) return "choice";
+    if (!config.json_schema.empty()) return "json_schema";
+    return "";
+}
+
+std::string constraint_regex(const GenerationConfig& config) {
+    const std::string kind = constraint_kind(config);
+    if (kind == "regex") return config.regex;
+    if (kind == "choice") return choice_regex(config.choice);
+    if (kind != "json_schema") return "";
+    const std::string text = read_small_file(config.json_schema, "JSON schema", 1 << 20,
+                                                "pass the path of a JSON schema file to --json-schema");
+    nlohmann::ordered_json schema;  // ordered: properties come out in the file's order
+    try {
+        schema = nlohmann::ordered_json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(config.json_schema + " is not JSON: " + e.what(), "pass a JSON schema file to --json-schema");
+    }
+    return json_schema_regex(schema);
+}
+
+std::shared_ptr<Constraint> make_constraint(const GenerationConfig& config, const Vocabulary& vocabulary,
+                                            const std::vector<int>& eos_ids) {
+    const std::string kind = constraint_kind(config);
+    if (kind.empty()) return nullptr;
+    auto c = std::make_shared<Constraint>();
+    c->regex = constraint_regex(config);
+    c->name = kind == "regex"    ? "regex(" + config.regex + ")"
+              : kind == "choice" ? "choice(" + std::to_string(config.choice.size()) + ")"
+                                 : "json_schema(" + config.json_schema + ")";
+    c->index = std::make_shared<TokenIndex>(compile_regex(c->regex), vocabulary, eos_ids);
+    if (c->index->allowed(c->index->dfa().start).empty()) {
+        throw Error(c->name + " cannot begin: no token of the vocabulary starts a match",
+                    "check the pattern's first characters against the model's tokens");
+    }
+    return c;
+}
+
+Processor constraint_mask(std::shared_ptr<Constraint> c) {
+    return {c->name, [c](xt::xtensor<float, 1>& logits, const DecodeContext& context) {
+                TokenIndex& index = *c->index;
+                const int32_t state = index.state_after(context.generated);
+                // Outside the language already: a position after a drafted token the mask refuses
+                // (speculative verification scores every position before the verdict), or a beam
+                // kept on a -inf score. Nothing chosen here is ever kept, so the logits stay.
+                if (state == Dfa::kDead) return;
+                keep_only(std::span<float>(logits.data(), logits.size()), index.allowed(state));
+            }};
+}
+
+StoppingCriterion dead_end_criterion(std::shared_ptr<Constraint> c) {
+    return {"dead_end(" + c->name + ")", [c](const StopState& s) -> std::optional<FinishReason> {
+                TokenIndex& index = *c->index;
+                if (index.allowed(index.state_after(s.generated)).empty()) return FinishReason::DeadEnd;
+                return std::nullopt;
+            }};
+}
+
+}  // namespace decodebook
