@@ -1,7 +1,8 @@
 // What a failing check of an exercise test prints: its input, what was expected and what was
 // found, in plain words (INFO lines "input: ...", "expected: ...", "found: ..."). Catch2 wraps a
 // message at 80 columns and may break after a '.' or a '-', cutting a number in two; wrap() breaks
-// the lines itself, at spaces only, so a printed number is never split.
+// the lines itself, at spaces only, so a printed number is never split: FEEDBACK(...) is an INFO
+// whose text is wrapped so.
 #pragma once
 
 #include <cstdio>
@@ -37,7 +38,7 @@ inline std::string list(const xt::xtensor<float, 1>& v, size_t max = 8, int digi
 }
 
 // Each line of `text` broken at spaces to at most `width` columns; continuation lines indented.
-inline std::string wrap(const std::string& text, size_t width = 74) {
+inline std::string wrap(const std::string& text, size_t width = 72) {
     std::string out;
     std::istringstream lines(text);
     std::string line;
@@ -76,3 +77,11 @@ std::string refusal(Call&& call) {
 }
 
 }  // namespace feedback
+
+// INFO, its text wrapped at spaces (feedback::wrap): FEEDBACK("found: " << x) as INFO("found: " << x).
+#define FEEDBACK(message)                          \
+    INFO(feedback::wrap([&] {                      \
+        std::ostringstream feedback_text_;         \
+        feedback_text_ << message;                 \
+        return feedback_text_.str();               \
+    }()))

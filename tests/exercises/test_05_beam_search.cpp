@@ -71,18 +71,18 @@ struct Step {
 
 BeamStep check_step(const Step& step, const Ids& running, const Ids& finished, const std::string& why) {
     const BeamStep found = step.run();
-    INFO(feedback::wrap(step.text()));
-    INFO(feedback::wrap(why));
-    INFO(feedback::wrap("expected: going on " + show(running) + "; finished " + show(finished)));
-    INFO(feedback::wrap("found:    going on " + show(found.running) + "; finished " + show(found.finished)));
+    FEEDBACK(step.text());
+    FEEDBACK(why);
+    FEEDBACK("expected: going on " + show(running) + "; finished " + show(finished));
+    FEEDBACK("found:    going on " + show(found.running) + "; finished " + show(found.finished));
     CHECK(ids_of(found.running) == running);
     CHECK(ids_of(found.finished) == finished);
     return found;
 }
 
 void check_sum(const Beam& found, double expected, const std::string& what) {
-    INFO(feedback::wrap(what + ": expected sum_logprobs " + feedback::num(expected) + "; found " +
-                        feedback::num(found.sum_logprobs) + " (ids " + feedback::list(found.ids) + ")"));
+    FEEDBACK(what + ": expected sum_logprobs " + feedback::num(expected) + "; found " +
+                        feedback::num(found.sum_logprobs) + " (ids " + feedback::list(found.ids) + ")");
     CHECK(found.sum_logprobs == Approx(expected).margin(1e-6));
 }
 
@@ -151,12 +151,12 @@ TEST_CASE("ex05.1 your step in the library's loop reproduces the reference's bea
         const std::vector<Hypothesis> found =
             beam_search(model_log_probs(replay::model(), prompt, config, eos), eos, static_cast<int>(prompt.size()),
                         config, nullptr, your_beam_step);
-        INFO("input: case " << c["name"].get<std::string>() << " (tests/data/beams.json), prompt ids "
+        FEEDBACK("input: case " << c["name"].get<std::string>() << " (tests/data/beams.json), prompt ids "
                             << golden::join(prompt) << ", num_beams " << config.num_beams << ", max_new_tokens "
                             << config.max_new_tokens);
         REQUIRE(found.size() == c["hypotheses"].size());
         for (size_t i = 0; i < found.size(); ++i) {
-            INFO("hypothesis " << i + 1 << ": expected " << golden::join(c["hypotheses"][i]["ids"].get<std::vector<int>>())
+            FEEDBACK("hypothesis " << i + 1 << ": expected " << golden::join(c["hypotheses"][i]["ids"].get<std::vector<int>>())
                                << ", found " << golden::join(found[i].ids));
             CHECK(found[i].ids == c["hypotheses"][i]["ids"].get<std::vector<int>>());
         }
@@ -176,13 +176,13 @@ const char* name(EarlyStopping e) {
 void check_score(double sum, int generated_len, bool ends_with_eos, int prompt_len, float length_penalty,
                  BeamScoring scoring, double expected, const std::string& why) {
     const double found = your_beam_score(sum, generated_len, ends_with_eos, prompt_len, length_penalty, scoring);
-    INFO(feedback::wrap("input: sum_logprobs " + feedback::num(sum) + ", generated_len " + std::to_string(generated_len) +
+    FEEDBACK("input: sum_logprobs " + feedback::num(sum) + ", generated_len " + std::to_string(generated_len) +
                         ", ends_with_eos " + (ends_with_eos ? "true" : "false") + ", prompt_len " +
                         std::to_string(prompt_len) + ", length_penalty " + feedback::num(length_penalty) + ", " +
-                        name(scoring) + " scoring"));
-    INFO(feedback::wrap(why));
-    INFO("expected: " << feedback::num(expected));
-    INFO("found:    " << feedback::num(found));
+                        name(scoring) + " scoring");
+    FEEDBACK(why);
+    FEEDBACK("expected: " << feedback::num(expected));
+    FEEDBACK("found:    " << feedback::num(found));
     CHECK(found == Approx(expected));
 }
 
@@ -191,14 +191,14 @@ void check_done(int num_beams, int finished_count, double worst_finished_score, 
                 bool expected, const std::string& why) {
     const bool found = your_beam_search_done(num_beams, finished_count, worst_finished_score, best_running_sum,
                                              generated_len, max_new_tokens, length_penalty, early_stopping);
-    INFO(feedback::wrap("input: num_beams " + std::to_string(num_beams) + ", finished_count " +
+    FEEDBACK("input: num_beams " + std::to_string(num_beams) + ", finished_count " +
                         std::to_string(finished_count) + ", worst_finished_score " + feedback::num(worst_finished_score) +
                         ", best_running_sum " + feedback::num(best_running_sum) + ", generated_len " +
                         std::to_string(generated_len) + ", max_new_tokens " + std::to_string(max_new_tokens) +
-                        ", length_penalty " + feedback::num(length_penalty) + ", early_stopping " + name(early_stopping)));
-    INFO(feedback::wrap(why));
-    INFO("expected: " << (expected ? "done (true)" : "not done (false)"));
-    INFO("found:    " << (found ? "done (true)" : "not done (false)"));
+                        ", length_penalty " + feedback::num(length_penalty) + ", early_stopping " + name(early_stopping));
+    FEEDBACK(why);
+    FEEDBACK("expected: " << (expected ? "done (true)" : "not done (false)"));
+    FEEDBACK("found:    " << (found ? "done (true)" : "not done (false)"));
     CHECK(found == expected);
 }
 

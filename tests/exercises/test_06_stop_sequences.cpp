@@ -31,7 +31,7 @@ Shown run(const std::vector<std::string>& tokens, const std::vector<std::string>
     for (const std::string& t : tokens) {
         pending += t;
         const StopScan scan = your_scan_stops(pending, stops);
-        INFO("input: pending " << visible_token(pending) << "; expected: safe at most its " << pending.size()
+        FEEDBACK("input: pending " << visible_token(pending) << "; expected: safe at most its " << pending.size()
                                << " bytes; found: safe " << scan.safe);
         REQUIRE(scan.safe <= pending.size());
         out.pieces.push_back(pending.substr(0, scan.safe));
@@ -53,11 +53,11 @@ std::string show(const Pieces& pieces) {
 
 void check_run(const std::vector<std::string>& tokens, const std::vector<std::string>& stops, const Pieces& expected,
                std::optional<size_t> stop, const std::string& what) {
-    INFO(what);
+    FEEDBACK(what);
     const Shown found = run(tokens, stops);
-    INFO("tokens:            " << show(tokens));
-    INFO("expected to show:  " << show(expected) << (stop ? "then stop " + std::to_string(*stop) : "and no stop"));
-    INFO("you showed:        " << show(found.pieces) << (found.stop ? "then stop " + std::to_string(*found.stop) : "and no stop"));
+    FEEDBACK("tokens:            " << show(tokens));
+    FEEDBACK("expected to show:  " << show(expected) << (stop ? "then stop " + std::to_string(*stop) : "and no stop"));
+    FEEDBACK("you showed:        " << show(found.pieces) << (found.stop ? "then stop " + std::to_string(*found.stop) : "and no stop"));
     CHECK(found.pieces == expected);
     CHECK(found.stop == stop);
 }
@@ -105,10 +105,10 @@ std::string show_scan(size_t safe, std::optional<size_t> stop) {
 void check_scan(const std::string& pending, const std::vector<std::string>& stops, size_t safe,
                 std::optional<size_t> stop, const std::string& why) {
     const StopScan found = your_scan_stops(pending, stops);
-    INFO("input: pending " << visible_token(pending) << ", stops " << show(stops));
-    INFO(why);
-    INFO("expected: " << show_scan(safe, stop));
-    INFO("found:    " << show_scan(found.safe, found.stop));
+    FEEDBACK("input: pending " << visible_token(pending) << ", stops " << show(stops));
+    FEEDBACK(why);
+    FEEDBACK("expected: " << show_scan(safe, stop));
+    FEEDBACK("found:    " << show_scan(found.safe, found.stop));
     CHECK(found.safe == safe);
     CHECK(found.stop == stop);
 }
@@ -149,7 +149,9 @@ TEST_CASE("ex06.1 agrees with the library on 3000 random pending texts", "[ex06.
     REQUIRE(found.size() == pendings.size());
     for (size_t t = 0; t < pendings.size(); ++t) {
         const StopScan expected = scan_stops(pendings[t], stop_lists[t]);
-        INFO("pending " << visible_token(pendings[t]) << ", stops " << show(stop_lists[t]));
+        FEEDBACK("input: pending " << visible_token(pendings[t]) << ", stops " << show(stop_lists[t]));
+        FEEDBACK("expected: " << show_scan(expected.safe, expected.stop) << " (the library's scan_stops)");
+        FEEDBACK("found:    " << show_scan(found[t].safe, found[t].stop));
         REQUIRE(found[t].safe == expected.safe);
         REQUIRE(found[t].stop == expected.stop);
     }
@@ -163,11 +165,11 @@ void check_min_new(const Vec& logits, const std::vector<int>& eos_ids, int gener
                    const Vec& expected, const std::string& why) {
     Vec found = logits;
     your_apply_min_new_tokens(found, eos_ids, generated_count, min_new_tokens);
-    INFO("input: logits " << show(logits) << ", eos_ids " << feedback::list(eos_ids) << ", generated_count "
+    FEEDBACK("input: logits " << show(logits) << ", eos_ids " << feedback::list(eos_ids) << ", generated_count "
                           << generated_count << ", min_new_tokens " << min_new_tokens);
-    INFO(feedback::wrap(why));
-    INFO("expected: " << show(expected));
-    INFO("found:    " << show(found));
+    FEEDBACK(why);
+    FEEDBACK("expected: " << show(expected));
+    FEEDBACK("found:    " << show(found));
     bool same = found.size() == expected.size();
     for (size_t i = 0; same && i < expected.size(); ++i) same = found(i) == expected(i);  // -inf == -inf
     CHECK(same);
@@ -216,13 +218,13 @@ void check_greedy(const Generation& ended, int min_new_tokens, const std::string
         return std::to_string(ids.size()) + " tokens" + (from ? ", from token " + std::to_string(from + 1) + ": ... " : ": ") +
                golden::join(rest);
     };
-    INFO(feedback::wrap("input: greedy after \"A computer is\" (max_new_tokens 48), min_new_tokens " +
+    FEEDBACK("input: greedy after \"A computer is\" (max_new_tokens 48), min_new_tokens " +
                         std::to_string(min_new_tokens) + "; without it the model ends with EOS as token " +
-                        std::to_string(ended.ids.size())));
-    INFO(feedback::wrap(why));
-    INFO("expected: " << tail(expected.ids));
-    INFO("found:    " << tail(found.ids));
-    INFO("(EOS is " << model.config().eos_token_id << "; the first difference is token " << first + 1 << ")");
+                        std::to_string(ended.ids.size()));
+    FEEDBACK(why);
+    FEEDBACK("expected: " << tail(expected.ids));
+    FEEDBACK("found:    " << tail(found.ids));
+    FEEDBACK("(EOS is " << model.config().eos_token_id << "; the first difference is token " << first + 1 << ")");
     CHECK((found.ids == expected.ids));
 }
 
