@@ -90,7 +90,30 @@ def check_manifest(c: Checks, manifest: dict) -> None:
         c.check(mirrored == sorted(e["solution_files"]), f"{e['id']}: each stub has a solution at the same path")
         c.check(os.path.isdir(os.path.join(ROOT, "chapters", e["chapter_dir"])),
                 f"{e['id']}: chapter folder chapters/{e['chapter_dir']} exists")
-        c.check(bool(e.get("hint")) and e.get("points", 0) > 0, f"{e['id']}: has a hint and points")
+        c.check(e.get("points", 0) > 0, f"{e['id']}: has points")
+        check_hint_tiers(c, e)
+
+
+# What C++ looks like in a sentence: a nudge (a hint's first tier) says what to look at, never the code.
+CODE_MARKS = ("::", ");", "{", "}", "==", "!=", "+=", "->", "[i]", "your_")
+
+
+def check_hint_tiers(c: Checks, e: dict) -> None:
+    """An exercise's hint is 2 or 3 tiers (./grade shows one more after each changed failing try),
+    each a sentence; the first, a nudge, holds no code: no C++ syntax and no line of the solution."""
+    tiers = e.get("hint")
+    c.check(isinstance(tiers, list) and 2 <= len(tiers) <= 3 and all(isinstance(t, str) and t.strip() for t in tiers),
+            f"{e['id']}: its hint is 2 or 3 tiers of text", f"hint: {tiers!r}")
+    if not isinstance(tiers, list) or not tiers or not isinstance(tiers[0], str):
+        return
+    marks = [m for m in CODE_MARKS if m in tiers[0]]
+    lines = set()
+    for f in e.get("solution_files", []):
+        with open(os.path.join(ROOT, f), encoding="utf-8") as source:
+            lines |= {l.strip() for l in source if len(l.strip()) >= 8 and not l.strip().startswith("//")}
+    quoted = sorted(l for l in lines if l in tiers[0])
+    c.check(not marks and not quoted, f"{e['id']}: the hint's first tier is a nudge, without code",
+            f"code marks {marks}, solution lines {quoted}")
 
 
 def check_todos(c: Checks, manifest: dict) -> None:

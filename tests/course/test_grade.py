@@ -496,6 +496,97 @@ class Report(unittest.TestCase):
         self.assertEqual(grade.progress_bar(0, 0, width=4), "[----]")
 
 
+class HintTiers(unittest.TestCase):
+    """./grade shows one more tier of a failing exercise's hint for each distinct version of its
+    files that failed (a hash kept in the build directory); --hints shows them all."""
+    TIERS = ["look at the ties", "keep the first maximum", "compare with >, not >="]
+
+    def info(self, hint=None):
+        return dict(fixture_manifest()[2], hint=self.TIERS if hint is None else hint)   # 01.1
+
+    def failing(self, tier=1, hint=None):
+        return grade.ExerciseResult(self.info(hint), [grade.TestResult("ex01.1 t", "fail", report="x.cpp:1: FAILED:\n")],
+                                    tier=tier)
+
+    def shown(self, ex, hints=False):
+        return [l.strip() for l in grade.exercise_lines(ex, colour=False, root=ROOT, hints=hints)
+                if l.strip().startswith("hint")]
+
+    def test_first_failure_shows_tier_1(self):
+        attempts = {}
+        self.assertEqual(grade.hint_tier(attempts, "01.1", "fail", "v1"), 1)
+        self.assertEqual(self.shown(self.failing(1)), ["hint 1 of 3: look at the ties"])
+        text = "\n".join(grade.exercise_lines(self.failing(1), colour=False, root=ROOT))
+        self.assertIn("hint 2 comes after another failed try with changed code", text)
+
+    def test_the_same_code_failing_again_stays_at_its_tier(self):
+        attempts = {}
+        for _ in range(3):
+            self.assertEqual(grade.hint_tier(attempts, "01.1", "fail", "v1"), 1)
+
+    def test_changed_code_failing_shows_the_next_tier(self):
+        attempts = {}
+        grade.hint_tier(attempts, "01.1", "fail", "v1")
+        self.assertEqual(grade.hint_tier(attempts, "01.1", "fail", "v2"), 2)
+        self.assertEqual(grade.hint_tier(attempts, "01.1", "fail", "v1"), 2)   # back to an old version: no new tier
+        self.assertEqual(self.shown(self.failing(2)), ["hint 1 of 3: look at the ties",
+                                                       "hint 2 of 3: keep the first maximum"])
+
+    def test_tiers_stop_at_the_last(self):
+        attempts = {}
+        tiers = [grade.hint_tier(attempts, "01.1", "fail", f"v{n}") for n in range(5)]
+        self.assertEqual(tiers, [1, 2, 3, 4, 5])
+        lines = self.shown(self.failing(tiers[-1]))
+        self.assertEqual(lines, [f"hint {n + 1} of 3: {t}" for n, t in enumerate(self.TIERS)])
+        self.assertNotIn("comes after", "\n".join(grade.exercise_lines(self.failing(5), colour=False, root=ROOT)))
+
+    def test_hints_shows_every_tier_even_before_a_try(self):
+        not_started = grade.ExerciseResult(self.info(), [grade.TestResult(
+            "ex01.1 t", "exception", report=f"x.cpp:1: FAILED:\n  01.1 {grade.NOT_STARTED}\n")])
+        self.assertEqual(not_started.state, "not-started")
+        self.assertEqual(self.shown(not_started), [])
+        self.assertEqual(len(self.shown(not_started, hints=True)), 3)
+        self.assertEqual(len(self.shown(self.failing(1), hints=True)), 3)
+
+    def test_a_pass_or_an_untouched_stub_shows_none_and_counts_nothing(self):
+        attempts = {}
+        for state in ("pass", "not-started", "does-not-compile", "forbidden"):
+            self.assertEqual(grade.hint_tier(attempts, "01.1", state, "v1"), 0)
+        self.assertEqual(attempts, {})
+        passed = grade.ExerciseResult(self.info(), [grade.TestResult("ex01.1 t", "pass")], tier=3)
+        self.assertEqual(self.shown(passed, hints=False), [])
+
+    def test_a_plain_string_is_one_tier(self):
+        self.assertEqual(grade.hint_tiers({"hint": "just this"}), ["just this"])
+        self.assertEqual(grade.hint_tiers({}), [])
+        self.assertEqual(self.shown(self.failing(4, hint="just this")), ["hint: just this"])
+
+    def test_no_build_reads_the_count_without_adding_to_it(self):
+        attempts = {}
+        grade.hint_tier(attempts, "01.1", "fail", "v1")
+        self.assertEqual(grade.hint_tier(attempts, "01.1", "fail", "v2", record=False), 1)
+        self.assertEqual(grade.hint_tier({}, "01.1", "fail", "v2", record=False), 1)
+
+    def test_the_hash_is_of_the_files_contents(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "a.cpp").write_text("int x;")
+            first = grade.source_hash(["a.cpp"], tmp)
+            self.assertEqual(grade.source_hash(["a.cpp"], tmp), first)
+            (Path(tmp) / "a.cpp").write_text("int y;")
+            self.assertNotEqual(grade.source_hash(["a.cpp"], tmp), first)
+            self.assertNotEqual(grade.source_hash(["gone.cpp"], tmp), first)
+
+    def test_attempts_survive_in_the_build_folder(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertEqual(grade.read_attempts(tmp), {})
+            grade.write_attempts(tmp, {"01.1": {"failed": ["v1", "v2"]}})
+            self.assertEqual(grade.read_attempts(tmp), {"01.1": {"failed": ["v1", "v2"]}})
+            (Path(tmp) / grade.ATTEMPTS_FILE).write_text("not json")
+            self.assertEqual(grade.read_attempts(tmp), {})
+            self.assertEqual(sorted(p.name for p in Path(tmp).iterdir()), [grade.ATTEMPTS_FILE])
+        grade.write_attempts("/nonexistent/folder", {"01.1": {"failed": ["v1"]}})   # no error: hints only
+
+
 def fixture_manifest():
     return json.loads(fixture("manifest.json"))["exercises"]
 
@@ -903,6 +994,32 @@ class Main(unittest.TestCase):
         self.assertIsNotNone(junit.find("testcase[@name='student:ex01.2 (not graded)']/error"))
         gradescope = json.loads((self.dir / "out.gs.json").read_text())
         self.assertIn("ex01.1 (does not compile)", [t["name"] for t in gradescope["tests"]])
+
+    def test_a_changed_failing_exercise_gets_its_next_hint_tier_kept_in_the_build_folder(self):
+        manifest = json.loads(fixture("manifest.json"))
+        for e in manifest["exercises"]:
+            e["hint"] = [f"nudge for {e['id']}", f"more for {e['id']}"]
+        (self.dir / "repo" / "exercises" / "manifest.json").write_text(json.dumps(manifest))
+        stub = self.dir / "repo" / next(e for e in manifest["exercises"] if e["id"] == "01.2")["files"][0]
+        stub.parent.mkdir(parents=True)
+        stub.write_text("// try 1\n")
+        hints = lambda text: [l.strip() for l in text.splitlines() if "for 01.2" in l]
+        _, text, _ = self.grade_with(FakeTools(), "01.2")
+        self.assertEqual(hints(text), ["hint 1 of 2: nudge for 01.2"])
+        _, text, _ = self.grade_with(FakeTools(), "01.2")                  # the same code again
+        self.assertEqual(hints(text), ["hint 1 of 2: nudge for 01.2"])
+        stub.write_text("// try 2\n")
+        _, text, _ = self.grade_with(FakeTools(), "01.2")
+        self.assertEqual(hints(text), ["hint 1 of 2: nudge for 01.2", "hint 2 of 2: more for 01.2"])
+        kept = json.loads((self.dir / "build" / grade.ATTEMPTS_FILE).read_text())["exercises"]
+        self.assertEqual(len(kept["01.2"]["failed"]), 2)
+        self.assertEqual([p.name for p in (self.dir / "repo").rglob("*attempts*")], [])   # not in the source tree
+        stub.write_text("// try 3\n")
+        (self.dir / "build" / "exercise_tests_01").touch()
+        _, text, _ = self.grade_with(FakeTools(), "01.2", "--no-build")     # its binaries may be of older code
+        self.assertEqual(len(hints(text)), 2)
+        self.assertEqual(len(json.loads((self.dir / "build" / grade.ATTEMPTS_FILE).read_text())["exercises"]["01.2"]
+                             ["failed"]), 2)
 
     def test_tests_run_with_one_blas_thread_each(self):
         self.assertEqual(grade.TEST_ENV["OPENBLAS_NUM_THREADS"], "1")

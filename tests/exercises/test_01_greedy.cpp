@@ -7,6 +7,7 @@
 
 #include "decodebook/exercises.hpp"
 #include "decodebook/model/tokenizer.hpp"
+#include "feedback.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;
@@ -16,9 +17,9 @@ namespace {
 
 void check_argmax(const xt::xtensor<float, 1>& logits, int expected, const std::string& what) {
     const int found = your_argmax(logits);
-    INFO(what);
-    INFO("expected: " << expected);
-    INFO("found:    " << found);
+    FEEDBACK("input: " << what);
+    FEEDBACK("expected: " << expected);
+    FEEDBACK("found:    " << found);
     CHECK(found == expected);
 }
 
@@ -54,9 +55,9 @@ TEST_CASE("ex01.2 greedy_generate matches the independent reference", "[ex01.2]"
         const std::vector<int> expected = c["ids"].get<std::vector<int>>();
         const std::vector<int> found = your_greedy_generate(
             model(), c["prompt_ids"].get<std::vector<int>>(), {c["max_new_tokens"].get<int>(), model().config().eos_token_id});
-        INFO("prompt " << c["prompt"].dump());
-        INFO("expected: " << golden::join(expected) << "\n  (text " << nlohmann::json(c["text"]).dump() << ")");
-        INFO("found:    " << golden::join(found));
+        FEEDBACK("prompt " << c["prompt"].dump());
+        FEEDBACK("expected: " << golden::join(expected) << "\n  (text " << nlohmann::json(c["text"]).dump() << ")");
+        FEEDBACK("found:    " << golden::join(found));
         CHECK(found == expected);
     }
 }
@@ -69,9 +70,9 @@ TEST_CASE("ex01.2 greedy_generate stops at EOS and keeps it", "[ex01.2]") {
         if (!c["stopped_by_eos"].get<bool>()) continue;
         const std::vector<int> found = your_greedy_generate(
             model(), c["prompt_ids"].get<std::vector<int>>(), {c["max_new_tokens"].get<int>(), eos});
-        INFO("prompt " << c["prompt"].dump() << ": the reference ends with <|endoftext|> (" << eos << ") after "
+        FEEDBACK("prompt " << c["prompt"].dump() << ": the reference ends with <|endoftext|> (" << eos << ") after "
                        << c["ids"].size() << " tokens");
-        INFO("found:    " << golden::join(found));
+        FEEDBACK("found:    " << golden::join(found));
         REQUIRE_FALSE(found.empty());
         CHECK(found.back() == eos);
         CHECK(found.size() == c["ids"].size());
@@ -84,8 +85,8 @@ TEST_CASE("ex01.2 greedy_generate is deterministic", "[ex01.2]") {
     const StopRule stop{20, model().config().eos_token_id};
     const std::vector<int> a = your_greedy_generate(model(), {100, 200, 300}, stop);
     const std::vector<int> b = your_greedy_generate(model(), {100, 200, 300}, stop);
-    INFO("first run:  " << golden::join(a));
-    INFO("second run: " << golden::join(b));
+    FEEDBACK("first run:  " << golden::join(a));
+    FEEDBACK("second run: " << golden::join(b));
     CHECK(a == b);
     CHECK_FALSE(a.empty());
 }

@@ -7,6 +7,7 @@
 
 #include "decodebook/exercises.hpp"
 #include "decodebook/sampling/sampling.hpp"
+#include "feedback.hpp"
 #include "golden.hpp"
 #include "replay.hpp"
 
@@ -17,15 +18,15 @@ namespace {
 
 std::string show(const Vec& v) {
     std::string s = "[";
-    for (size_t i = 0; i < v.size() && i < 8; ++i) s += (i ? ", " : "") + std::to_string(v(i)).substr(0, 7);
+    for (size_t i = 0; i < v.size() && i < 8; ++i) s += (i ? ", " : "") + feedback::num(v(i), 7);
     return s + (v.size() > 8 ? ", ...]" : "]");
 }
 
 void check_softmax(const Vec& logits, const Vec& expected, const std::string& what) {
     const Vec found = your_softmax(logits);
-    INFO(what);
-    INFO("expected: " << show(expected));
-    INFO("found:    " << show(found));
+    FEEDBACK("input: " << what);
+    FEEDBACK("expected: " << show(expected));
+    FEEDBACK("found:    " << show(found));
     REQUIRE(found.size() == expected.size());
     for (size_t i = 0; i < found.size(); ++i) CHECK(found(i) == Approx(expected(i)).margin(1e-6));
 }
@@ -55,16 +56,18 @@ TEST_CASE("ex02.1 softmax matches the library on the model", "[ex02.1]") {
 }
 
 TEST_CASE("ex02.2 apply_temperature divides the logits", "[ex02.2]") {
-    Vec z{2.0f, -4.0f, 0.0f, -INFINITY};
-    your_apply_temperature(z, 2.0f);
-    INFO("logits [2, -4, 0, -inf] at T = 2\nexpected: [1, -2, 0, -inf]\nfound:    " << show(z));
-    CHECK(z(0) == 1.0f);
-    CHECK(z(1) == -2.0f);
-    CHECK(z(2) == 0.0f);
-    CHECK(z(3) == -INFINITY);
+    {
+        Vec z{2.0f, -4.0f, 0.0f, -INFINITY};
+        your_apply_temperature(z, 2.0f);
+        FEEDBACK("input: logits [2, -4, 0, -inf] at T = 2\nexpected: [1, -2, 0, -inf]\nfound:    " << show(z));
+        CHECK(z(0) == 1.0f);
+        CHECK(z(1) == -2.0f);
+        CHECK(z(2) == 0.0f);
+        CHECK(z(3) == -INFINITY);
+    }
     Vec w{1.0f, 3.0f};
     your_apply_temperature(w, 0.5f);
-    INFO("logits [1, 3] at T = 0.5\nexpected: [2, 6]\nfound:    " << show(w));
+    FEEDBACK("input: logits [1, 3] at T = 0.5\nexpected: [2, 6]\nfound:    " << show(w));
     CHECK((w(0) == 2.0f && w(1) == 6.0f));
 }
 
@@ -73,11 +76,12 @@ TEST_CASE("ex02.3 sample_inverse_cdf walks candidates by probability then id", "
     const std::pair<double, int> cases[] = {{0.0, 1}, {0.3, 1}, {0.5, 0}, {0.74, 0}, {0.75, 2}, {0.99, 2}};
     for (const auto& [coin, expected] : cases) {
         const int found = your_sample_inverse_cdf(p, coin);
-        INFO("probs [0.25, 0.5, 0.25, 0], coin " << coin << "\nexpected: " << expected << "\nfound:    " << found);
+        FEEDBACK("input: probs [0.25, 0.5, 0.25, 0], coin " << coin << "\nexpected: " << expected << "\nfound:    " << found);
         CHECK(found == expected);
     }
     const int unnormalised = your_sample_inverse_cdf(Vec{0.5f, 1.5f}, 0.3);
-    INFO("probs [0.5, 1.5] (total 2), coin 0.3 -> 0.6 falls in id 1's share\nfound: " << unnormalised);
+    FEEDBACK("input: probs [0.5, 1.5] (total 2, not 1), coin 0.3: 0.3 x 2 = 0.6 falls in id 1's share\n"
+             "expected: 1\nfound:    " << unnormalised);
     CHECK(unnormalised == 1);
 }
 
@@ -92,9 +96,9 @@ TEST_CASE("ex02.3 sample_inverse_cdf reproduces the reference's seeded draws", "
             return your_sample_inverse_cdf(decodebook::softmax(chain.apply(z, {prompt, generated})), coin);
         });
         const std::vector<int> expected = c["ids"].get<std::vector<int>>();
-        INFO("case " << c["name"] << " (" << c["chain"] << ", seed " << c["seed"] << ")");
-        INFO("expected: " << golden::join(expected));
-        INFO("found:    " << golden::join(found));
+        FEEDBACK("case " << c["name"] << " (" << c["chain"] << ", seed " << c["seed"] << ")");
+        FEEDBACK("expected: " << golden::join(expected));
+        FEEDBACK("found:    " << golden::join(found));
         CHECK(found == expected);
     }
 }

@@ -8,6 +8,7 @@
 
 #include "decodebook/exercises.hpp"
 #include "decodebook/sampling/sampling.hpp"
+#include "feedback.hpp"
 #include "golden.hpp"
 #include "replay.hpp"
 
@@ -17,9 +18,9 @@ using Vec = xt::xtensor<float, 1>;
 namespace {
 
 void check_ids(const std::vector<int>& found, const std::vector<int>& expected, const std::string& what) {
-    INFO(what);
-    INFO("expected kept ids: " << golden::join(expected));
-    INFO("found kept ids:    " << golden::join(found));
+    FEEDBACK("input: " << what);
+    FEEDBACK("expected kept ids: " << golden::join(expected));
+    FEEDBACK("found kept ids:    " << golden::join(found));
     CHECK(found == expected);
 }
 
@@ -28,7 +29,7 @@ void check_ids(const std::vector<int>& found, const std::vector<int>& expected, 
 template <class F>
 std::vector<bool> sized(F your_keep, const Vec& probs, double value, int min_keep) {
     const std::vector<bool> keep = your_keep(probs, value, min_keep);
-    INFO("your mask has " << keep.size() << " flags for " << probs.size() << " tokens (one per token expected)");
+    FEEDBACK("your mask has " << keep.size() << " flags for " << probs.size() << " tokens (one per token expected)");
     CHECK(keep.size() == probs.size());
     return keep;
 }
@@ -74,10 +75,10 @@ TEST_CASE("ex03.1 apply_top_k keeps the k largest and their ties", "[ex03.1]") {
     check_ids(golden::finite_ids(c), {1, 2, 3}, "[1, 2, 3, 4], k = 1, min_keep = 3");
     Vec d{1.0f, 2.0f};
     your_apply_top_k(d, 0, 1);
-    check_ids(golden::finite_ids(d), {0, 1}, "k = 0 disables top-k");
+    check_ids(golden::finite_ids(d), {0, 1}, "[1, 2], k = 0: disables top-k");
     Vec e{2.0f, 1.0f};
     your_apply_top_k(e, 10, 1);
-    check_ids(golden::finite_ids(e), {0, 1}, "k larger than the vocabulary keeps everything");
+    check_ids(golden::finite_ids(e), {0, 1}, "[2, 1], k = 10: k larger than the vocabulary keeps everything");
 }
 
 TEST_CASE("ex03.1 apply_top_k matches the reference on the model", "[ex03.1]") {
@@ -93,15 +94,15 @@ TEST_CASE("ex03.1 apply_top_k matches the reference on the model", "[ex03.1]") {
 TEST_CASE("ex03.2 top_p_keep keeps the crossing token", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
     check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.81, 1)), {0, 1, 2}, "probs [0.5, 0.3, 0.1, 0.1], p = 0.81");
-    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.79, 1)), {0, 1}, "p = 0.79: id 1 crosses it");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.79, 1)), {0, 1}, "probs [0.5, 0.3, 0.1, 0.1], p = 0.79: id 1 crosses it");
     check_ids(golden::kept_ids(sized(your_top_p_keep, Vec{0.1f, 0.3f, 0.5f, 0.1f}, 0.8, 1)), {1, 2},
               "probs [0.1, 0.3, 0.5, 0.1], p = 0.8: walk by probability, not by id");
 }
 
 TEST_CASE("ex03.2 top_p_keep drops the next token at an exact sum", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f};
-    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.8, 1)), {0, 1}, "p = 0.8: 0.1f + 0.1f = 0.2f <= float32(1 - 0.8) (HF keeps 2)");
-    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.5, 1)), {0}, "p = 0.5 and 0.5 = 0.5 exactly");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.8, 1)), {0, 1}, "probs [0.5, 0.3, 0.1, 0.1], p = 0.8: 0.1f + 0.1f = 0.2f <= float32(1 - 0.8) (HF keeps 2)");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.5, 1)), {0}, "probs [0.5, 0.3, 0.1, 0.1], p = 0.5 and 0.5 = 0.5 exactly");
 }
 
 TEST_CASE("ex03.2 top_p_keep decides the boundary as Hugging Face does", "[ex03.2]") {
@@ -128,9 +129,9 @@ TEST_CASE("ex03.2 top_p_keep decides the boundary as Hugging Face does", "[ex03.
 
 TEST_CASE("ex03.2 top_p_keep edge values", "[ex03.2]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f, 0.0f};
-    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.0, 1)), {0}, "p = 0 keeps exactly one token");
-    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 1.0, 1)), {0, 1, 2, 3}, "p = 1 keeps every token with p > 0");
-    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.5, 3)), {0, 1, 2}, "p = 0.5 with min_keep = 3");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.0, 1)), {0}, "probs [0.5, 0.3, 0.1, 0.1, 0], p = 0 keeps exactly one token");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 1.0, 1)), {0, 1, 2, 3}, "probs [0.5, 0.3, 0.1, 0.1, 0], p = 1 keeps every token with p > 0");
+    check_ids(golden::kept_ids(sized(your_top_p_keep, p, 0.5, 3)), {0, 1, 2}, "probs [0.5, 0.3, 0.1, 0.1, 0], p = 0.5 with min_keep = 3");
 }
 
 TEST_CASE("ex03.2 top_p_keep matches the reference on the model", "[ex03.2]") {
@@ -146,9 +147,9 @@ TEST_CASE("ex03.2 top_p_keep matches the reference on the model", "[ex03.2]") {
 TEST_CASE("ex03.3 min_p_keep scales with the top probability", "[ex03.3]") {
     const Vec p{0.5f, 0.3f, 0.1f, 0.1f, 0.0f};
     check_ids(golden::kept_ids(sized(your_min_p_keep, p, 0.25, 1)), {0, 1}, "probs [0.5, 0.3, 0.1, 0.1, 0], min_p 0.25: threshold 0.125");
-    check_ids(golden::kept_ids(sized(your_min_p_keep, p, 0.7, 1)), {0}, "min_p 0.7: threshold 0.35");
-    check_ids(golden::kept_ids(sized(your_min_p_keep, p, 0.2, 1)), {0, 1, 2, 3}, "min_p 0.2: threshold 0.1, ties at it kept");
-    check_ids(golden::kept_ids(sized(your_min_p_keep, p, 1.0, 2)), {0, 1}, "min_p 1 with min_keep = 2");
+    check_ids(golden::kept_ids(sized(your_min_p_keep, p, 0.7, 1)), {0}, "probs [0.5, 0.3, 0.1, 0.1, 0], min_p 0.7: threshold 0.35");
+    check_ids(golden::kept_ids(sized(your_min_p_keep, p, 0.2, 1)), {0, 1, 2, 3}, "probs [0.5, 0.3, 0.1, 0.1, 0], min_p 0.2: threshold 0.1, ties at it kept");
+    check_ids(golden::kept_ids(sized(your_min_p_keep, p, 1.0, 2)), {0, 1}, "probs [0.5, 0.3, 0.1, 0.1, 0], min_p 1 with min_keep = 2");
 }
 
 TEST_CASE("ex03.3 min_p_keep matches the reference on the model", "[ex03.3]") {

@@ -5,6 +5,7 @@
 
 #include "decodebook/exercises.hpp"
 #include "decodebook/sampling/sampling.hpp"
+#include "feedback.hpp"
 #include "golden.hpp"
 #include "replay.hpp"
 
@@ -15,14 +16,14 @@ namespace {
 
 std::string show(const Vec& v) {
     std::string s = "[";
-    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v(i)).substr(0, 7);
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + feedback::num(v(i), 7);
     return s + "]";
 }
 
 void check_logits(const Vec& found, const Vec& expected, const std::string& what) {
-    INFO(what);
-    INFO("expected: " << show(expected));
-    INFO("found:    " << show(found));
+    FEEDBACK("input: " << what);
+    FEEDBACK("expected: " << show(expected));
+    FEEDBACK("found:    " << show(found));
     REQUIRE(found.size() == expected.size());
     for (size_t i = 0; i < found.size(); ++i) {
         if (std::isinf(expected(i))) CHECK(found(i) == expected(i));
@@ -43,9 +44,9 @@ void check_greedy_cases(const std::string& chain, const std::function<void(Vec&,
             return decodebook::argmax(z);
         });
         const std::vector<int> expected = c["ids"].get<std::vector<int>>();
-        INFO("case " << c["name"] << " (" << c["chain"] << ")");
-        INFO("expected: " << golden::join(expected));
-        INFO("found:    " << golden::join(found));
+        FEEDBACK("case " << c["name"] << " (" << c["chain"] << ")");
+        FEEDBACK("expected: " << golden::join(expected));
+        FEEDBACK("found:    " << golden::join(found));
         CHECK(found == expected);
     }
 }
@@ -78,7 +79,7 @@ TEST_CASE("ex04.2 presence and frequency penalties subtract per count", "[ex04.2
     check_logits(z, {-0.25f, 1.0f, 0.25f}, "logits [1, 1, 1], output {0, 0, 0, 2}, presence 0.5, frequency 0.25");
     Vec w{0.0f, 0.0f};
     your_apply_presence_frequency(w, {}, 0.5f, 0.25f);
-    check_logits(w, {0.0f, 0.0f}, "an empty output changes nothing");
+    check_logits(w, {0.0f, 0.0f}, "logits [0, 0], output {} (empty), presence 0.5, frequency 0.25: nothing changes");
 }
 
 TEST_CASE("ex04.2 presence and frequency reproduce the reference's greedy run", "[ex04.2]") {
@@ -93,16 +94,16 @@ TEST_CASE("ex04.3 no-repeat-ngram bans completions of earlier n-grams", "[ex04.3
     const float X = -INFINITY;
     Vec a = xt::zeros<float>({5});
     your_apply_no_repeat_ngram(a, seq, 3);
-    check_logits(a, {0, 0, 0, X, 0}, "sequence [1, 2, 3, 1, 2], n = 3: (1, 2) was followed by 3");
+    check_logits(a, {0, 0, 0, X, 0}, "logits all 0, sequence [1, 2, 3, 1, 2], n = 3: (1, 2) was followed by 3");
     Vec b = xt::zeros<float>({5});
     your_apply_no_repeat_ngram(b, seq, 1);
-    check_logits(b, {0, X, X, X, 0}, "n = 1 bans every token seen");
+    check_logits(b, {0, X, X, X, 0}, "logits all 0, sequence [1, 2, 3, 1, 2], n = 1: the empty prefix matches everywhere, every token seen is banned");
     Vec c = xt::zeros<float>({5});
     your_apply_no_repeat_ngram(c, {1, 2}, 4);
-    check_logits(c, {0, 0, 0, 0, 0}, "sequence shorter than n - 1: nothing banned");
+    check_logits(c, {0, 0, 0, 0, 0}, "logits all 0, sequence [1, 2], n = 4: shorter than n - 1, nothing banned");
     Vec d = xt::zeros<float>({5});
     your_apply_no_repeat_ngram(d, seq, 0);
-    check_logits(d, {0, 0, 0, 0, 0}, "n = 0 disables");
+    check_logits(d, {0, 0, 0, 0, 0}, "logits all 0, sequence [1, 2, 3, 1, 2], n = 0: disabled");
 }
 
 TEST_CASE("ex04.3 no-repeat-ngram reproduces the reference's greedy run", "[ex04.3]") {

@@ -5,6 +5,7 @@
 
 #include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/exercises.hpp"
+#include "feedback.hpp"
 #include "golden.hpp"
 #include "replay.hpp"
 
@@ -27,56 +28,116 @@ std::vector<std::vector<int>> ids_of(const std::vector<Beam>& beams) {
 
 using Ids = std::vector<std::vector<int>>;
 
+std::string show(const Ids& ids) {
+    if (ids.empty()) return "none";
+    std::string s;
+    for (const auto& one : ids) s += (s.empty() ? "" : ", ") + feedback::list(one);
+    return s;
+}
+
+// Beams with their sums, as the messages print them: "[7] (sum -0.693)".
+std::string show(const std::vector<Beam>& beams) {
+    if (beams.empty()) return "none";
+    std::string s;
+    for (const Beam& b : beams) s += (s.empty() ? "" : ", ") + feedback::list(b.ids) + " (sum " + feedback::num(b.sum_logprobs, 4) + ")";
+    return s;
+}
+
+// One call of your_beam_step on rows given as probabilities (the step sees their logs).
+struct Step {
+    std::vector<Beam> beams;
+    std::vector<std::vector<double>> probs;  // one row per beam
+    std::vector<int> eos_ids;
+    int num_beams;
+    bool last_step;
+
+    std::string text() const {
+        std::string rows;
+        for (const auto& r : probs) {
+            std::string row;
+            for (double p : r) row += (row.empty() ? "" : ", ") + feedback::num(p);
+            rows += (rows.empty() ? "[" : "; [") + row + "]";
+        }
+        return "input: beams " + (beams.size() == 1 && beams[0].ids.empty() ? std::string("one empty beam (sum 0)") : show(beams)) +
+               "\n  rows of probabilities (the step gets their logs) " + rows + "\n  EOS ids " + feedback::list(eos_ids) +
+               ", num_beams " + std::to_string(num_beams) + ", last_step " + (last_step ? "true" : "false");
+    }
+    BeamStep run() const {
+        std::vector<Vec> rows;
+        for (const auto& r : probs) rows.push_back(log_row(r));
+        return your_beam_step(beams, rows, eos_ids, num_beams, last_step);
+    }
+};
+
+BeamStep check_step(const Step& step, const Ids& running, const Ids& finished, const std::string& why) {
+    const BeamStep found = step.run();
+    FEEDBACK(step.text());
+    FEEDBACK(why);
+    FEEDBACK("expected: going on " + show(running) + "; finished " + show(finished));
+    FEEDBACK("found:    going on " + show(found.running) + "; finished " + show(found.finished));
+    CHECK(ids_of(found.running) == running);
+    CHECK(ids_of(found.finished) == finished);
+    return found;
+}
+
+void check_sum(const Beam& found, double expected, const std::string& what) {
+    FEEDBACK(what + ": expected sum_logprobs " + feedback::num(expected) + "; found " +
+                        feedback::num(found.sum_logprobs) + " (ids " + feedback::list(found.ids) + ")");
+    CHECK(found.sum_logprobs == Approx(expected).margin(1e-6));
+}
+
 }  // namespace
 
-TEST_CASE("ex05.1 one beam: the EOS ranked below num_beams is dropped", "[ex05.1]") {
-    const BeamStep s = your_beam_step({Beam{}}, {log_row({0.5, 0.3, 0.2})}, {2}, 2, false);
-    CHECK(ids_of(s.running) == Ids{{0}, {1}});
-    CHECK(s.finished.empty());
+TEST_CASE("ex05.1 one beam: a lower-ranked EOS (rank num_beams or more) is dropped", "[ex05.1]") {
+    const BeamStep s = check_step({{Beam{}}, {{0.5, 0.3, 0.2}}, {2}, 2, false}, {{0}, {1}}, {},
+                                  "ranks: token 0 (rank 0), token 1 (rank 1), EOS token 2 (rank 2). The EOS's rank "
+                                  "2 is not below num_beams 2: it is dropped, neither finished nor going on");
     REQUIRE(s.running.size() == 2);
-    CHECK(s.running[0].sum_logprobs == Approx(std::log(0.5)).margin(1e-6));
-    CHECK(s.running[1].sum_logprobs == Approx(std::log(0.3)).margin(1e-6));
+    check_sum(s.running[0], std::log(0.5), "going on [0]: 0 + ln 0.5");
+    check_sum(s.running[1], std::log(0.3), "going on [1]: 0 + ln 0.3");
 }
 
 TEST_CASE("ex05.1 an EOS of rank below num_beams finishes and the next ones go on", "[ex05.1]") {
-    const BeamStep s = your_beam_step({Beam{}}, {log_row({0.2, 0.5, 0.3})}, {1}, 2, false);
-    CHECK(ids_of(s.finished) == Ids{{1}});
-    CHECK(ids_of(s.running) == Ids{{2}, {0}});
+    check_step({{Beam{}}, {{0.2, 0.5, 0.3}}, {1}, 2, false}, {{2}, {0}}, {{1}},
+               "ranks: EOS token 1 (rank 0, below num_beams 2: finishes), token 2 (rank 1), token 0 (rank 2); "
+               "the EOS does not take a running slot, so 2 and 0 go on");
 }
 
 TEST_CASE("ex05.1 two beams: sums add up and ties go to the lower beam then token", "[ex05.1]") {
     const std::vector<Beam> beams{{{7}, std::log(0.5)}, {{8}, std::log(0.5)}};
     // the same row for both beams: candidates tie across beams; beam 0 ranks first
-    const Vec r = log_row({0.25, 0.25, 0.5});
-    const BeamStep s = your_beam_step(beams, {r, r}, {}, 2, false);
-    CHECK(ids_of(s.running) == Ids{{7, 2}, {8, 2}});
-    const BeamStep t = your_beam_step(beams, {r, log_row({0.7, 0.2, 0.1})}, {}, 3, false);
-    CHECK(ids_of(t.running) == Ids{{8, 0}, {7, 2}, {7, 0}});
+    check_step({beams, {{0.25, 0.25, 0.5}, {0.25, 0.25, 0.5}}, {}, 2, false}, {{7, 2}, {8, 2}}, {},
+               "both beams score ln 0.5 + ln 0.5 for token 2: a tie, so beam 0's candidate ranks first");
+    const BeamStep t = check_step({beams, {{0.25, 0.25, 0.5}, {0.7, 0.2, 0.1}}, {}, 3, false},
+                                  {{8, 0}, {7, 2}, {7, 0}}, {},
+                                  "scores: [8, 0] 0.5 x 0.7 = 0.35, [7, 2] 0.25, then [7, 0] and [7, 1] tie at 0.125 "
+                                  "(token 0 first)");
     REQUIRE(t.running.size() == 3);
-    CHECK(t.running[0].sum_logprobs == Approx(std::log(0.35)).margin(1e-6));
+    check_sum(t.running[0], std::log(0.35), "going on [8, 0]: ln 0.5 + ln 0.7");
 }
 
 TEST_CASE("ex05.1 EOS cannot starve the beams: 2 x num_beams candidates are looked at", "[ex05.1]") {
     // both beams' best token is EOS (3): two finish, and two others still go on
     const std::vector<Beam> beams{{{1}, -0.1}, {{2}, -0.2}};
-    const BeamStep s = your_beam_step(beams, {log_row({0.1, 0.1, 0.1, 0.7}), log_row({0.2, 0.05, 0.05, 0.7})}, {3}, 2, false);
-    CHECK(ids_of(s.finished) == Ids{{1, 3}, {2, 3}});
-    CHECK(ids_of(s.running) == Ids{{2, 0}, {1, 0}});
+    check_step({beams, {{0.1, 0.1, 0.1, 0.7}, {0.2, 0.05, 0.05, 0.7}}, {3}, 2, false}, {{2, 0}, {1, 0}},
+               {{1, 3}, {2, 3}},
+               "the two best candidates are EOS and finish; the next ones in rank order must still fill the 2 "
+               "running slots (look at the best 2 x num_beams = 4 candidates, not 2)");
 }
 
 TEST_CASE("ex05.1 with two EOS ids 3 x num_beams candidates are looked at", "[ex05.1]") {
     // one beam, num_beams 1: EOS ids 2 and 3 hold ranks 0 and 1; rank 2 (token 0) must still go on
-    const BeamStep s = your_beam_step({Beam{}}, {log_row({0.2, 0.1, 0.4, 0.3})}, {2, 3}, 1, false);
-    CHECK(ids_of(s.finished) == Ids{{2}});
-    CHECK(ids_of(s.running) == Ids{{0}});
+    check_step({{Beam{}}, {{0.2, 0.1, 0.4, 0.3}}, {2, 3}, 1, false}, {{0}}, {{2}},
+               "EOS 2 has rank 0 (finishes), EOS 3 rank 1 (dropped), token 0 rank 2 goes on: with 2 EOS ids "
+               "look at the best max(2, 1 + 2) x num_beams = 3 candidates");
 }
 
 TEST_CASE("ex05.1 at the last step the top num_beams candidates finish" , "[ex05.1]") {
-    const BeamStep s = your_beam_step({Beam{{4}, -1.0}}, {log_row({0.5, 0.3, 0.2})}, {2}, 2, true);
-    CHECK(ids_of(s.finished) == Ids{{4, 0}, {4, 1}});
-    CHECK(s.running.empty());
+    const BeamStep s = check_step({{Beam{{4}, -1.0}}, {{0.5, 0.3, 0.2}}, {2}, 2, true}, {}, {{4, 0}, {4, 1}},
+                                  "last_step: the candidates of rank below num_beams 2 finish, EOS or not, "
+                                  "and none goes on");
     REQUIRE(s.finished.size() == 2);
-    CHECK(s.finished[0].sum_logprobs == Approx(-1.0 + std::log(0.5)).margin(1e-6));
+    check_sum(s.finished[0], -1.0 + std::log(0.5), "finished [4, 0]: -1 + ln 0.5");
 }
 
 TEST_CASE("ex05.1 your step in the library's loop reproduces the reference's beams", "[ex05.1]") {
@@ -90,10 +151,12 @@ TEST_CASE("ex05.1 your step in the library's loop reproduces the reference's bea
         const std::vector<Hypothesis> found =
             beam_search(model_log_probs(replay::model(), prompt, config, eos), eos, static_cast<int>(prompt.size()),
                         config, nullptr, your_beam_step);
-        INFO("case " << c["name"].get<std::string>() << " (tests/data/beams.json)");
+        FEEDBACK("input: case " << c["name"].get<std::string>() << " (tests/data/beams.json), prompt ids "
+                            << golden::join(prompt) << ", num_beams " << config.num_beams << ", max_new_tokens "
+                            << config.max_new_tokens);
         REQUIRE(found.size() == c["hypotheses"].size());
         for (size_t i = 0; i < found.size(); ++i) {
-            INFO("hypothesis " << i + 1 << ": expected " << golden::join(c["hypotheses"][i]["ids"].get<std::vector<int>>())
+            FEEDBACK("hypothesis " << i + 1 << ": expected " << golden::join(c["hypotheses"][i]["ids"].get<std::vector<int>>())
                                << ", found " << golden::join(found[i].ids));
             CHECK(found[i].ids == c["hypotheses"][i]["ids"].get<std::vector<int>>());
         }
@@ -102,42 +165,89 @@ TEST_CASE("ex05.1 your step in the library's loop reproduces the reference's bea
     CHECK(compared == 4);
 }
 
+namespace {
+
+const char* name(BeamScoring s) { return s == BeamScoring::Vllm ? "vLLM" : "HF"; }
+
+const char* name(EarlyStopping e) {
+    return e == EarlyStopping::Done ? "Done (true)" : e == EarlyStopping::Never ? "Never" : "Heuristic (false)";
+}
+
+void check_score(double sum, int generated_len, bool ends_with_eos, int prompt_len, float length_penalty,
+                 BeamScoring scoring, double expected, const std::string& why) {
+    const double found = your_beam_score(sum, generated_len, ends_with_eos, prompt_len, length_penalty, scoring);
+    FEEDBACK("input: sum_logprobs " + feedback::num(sum) + ", generated_len " + std::to_string(generated_len) +
+                        ", ends_with_eos " + (ends_with_eos ? "true" : "false") + ", prompt_len " +
+                        std::to_string(prompt_len) + ", length_penalty " + feedback::num(length_penalty) + ", " +
+                        name(scoring) + " scoring");
+    FEEDBACK(why);
+    FEEDBACK("expected: " << feedback::num(expected));
+    FEEDBACK("found:    " << feedback::num(found));
+    CHECK(found == Approx(expected));
+}
+
+void check_done(int num_beams, int finished_count, double worst_finished_score, double best_running_sum,
+                int generated_len, int max_new_tokens, float length_penalty, EarlyStopping early_stopping,
+                bool expected, const std::string& why) {
+    const bool found = your_beam_search_done(num_beams, finished_count, worst_finished_score, best_running_sum,
+                                             generated_len, max_new_tokens, length_penalty, early_stopping);
+    FEEDBACK("input: num_beams " + std::to_string(num_beams) + ", finished_count " +
+                        std::to_string(finished_count) + ", worst_finished_score " + feedback::num(worst_finished_score) +
+                        ", best_running_sum " + feedback::num(best_running_sum) + ", generated_len " +
+                        std::to_string(generated_len) + ", max_new_tokens " + std::to_string(max_new_tokens) +
+                        ", length_penalty " + feedback::num(length_penalty) + ", early_stopping " + name(early_stopping));
+    FEEDBACK(why);
+    FEEDBACK("expected: " << (expected ? "done (true)" : "not done (false)"));
+    FEEDBACK("found:    " << (found ? "done (true)" : "not done (false)"));
+    CHECK(found == expected);
+}
+
+}  // namespace
+
 TEST_CASE("ex05.2 the score divides by the generated length with its EOS (HF)", "[ex05.2]") {
-    CHECK(your_beam_score(-6.0, 3, true, 4, 1.0f, BeamScoring::HuggingFace) == Approx(-2.0));
-    CHECK(your_beam_score(-6.0, 3, false, 4, 1.0f, BeamScoring::HuggingFace) == Approx(-2.0));
-    CHECK(your_beam_score(-6.0, 3, true, 4, 0.0f, BeamScoring::HuggingFace) == Approx(-6.0));
-    CHECK(your_beam_score(-6.0, 3, true, 4, 2.0f, BeamScoring::HuggingFace) == Approx(-6.0 / 9));
-    CHECK(your_beam_score(-6.0, 3, true, 4, -1.0f, BeamScoring::HuggingFace) == Approx(-18.0));
+    const BeamScoring hf = BeamScoring::HuggingFace;
+    check_score(-6.0, 3, true, 4, 1.0f, hf, -2.0, "HF divides by the generated length, the EOS counted: -6 / 3^1");
+    check_score(-6.0, 3, false, 4, 1.0f, hf, -2.0, "no EOS: the same length 3");
+    check_score(-6.0, 3, true, 4, 0.0f, hf, -6.0, "length_penalty 0: -6 / 3^0");
+    check_score(-6.0, 3, true, 4, 2.0f, hf, -6.0 / 9, "length_penalty 2: -6 / 3^2");
+    check_score(-6.0, 3, true, 4, -1.0f, hf, -18.0, "length_penalty -1: -6 / 3^-1");
 }
 
 TEST_CASE("ex05.2 vLLM's score counts the prompt and not a final EOS", "[ex05.2]") {
-    CHECK(your_beam_score(-6.0, 3, true, 4, 1.0f, BeamScoring::Vllm) == Approx(-1.0));
-    CHECK(your_beam_score(-7.0, 3, false, 4, 1.0f, BeamScoring::Vllm) == Approx(-1.0));
-    CHECK(your_beam_score(-6.0, 3, true, 4, 2.0f, BeamScoring::Vllm) == Approx(-6.0 / 36));
+    const BeamScoring vllm = BeamScoring::Vllm;
+    check_score(-6.0, 3, true, 4, 1.0f, vllm, -1.0, "vLLM's length: 4 prompt + 3 generated - 1 final EOS = 6");
+    check_score(-7.0, 3, false, 4, 1.0f, vllm, -1.0, "no final EOS: length 4 + 3 = 7");
+    check_score(-6.0, 3, true, 4, 2.0f, vllm, -6.0 / 36, "length 6 and length_penalty 2: -6 / 6^2");
 }
 
 TEST_CASE("ex05.2 never done while fewer than num_beams are finished", "[ex05.2]") {
     for (EarlyStopping e : {EarlyStopping::Heuristic, EarlyStopping::Done, EarlyStopping::Never})
-        CHECK_FALSE(your_beam_search_done(3, 2, -0.1, -100.0, 5, 10, 1.0f, e));
+        check_done(3, 2, -0.1, -100.0, 5, 10, 1.0f, e, false, "2 finished of num_beams 3: never done, whatever the scores");
 }
 
 TEST_CASE("ex05.2 early_stopping true stops as soon as num_beams are finished", "[ex05.2]") {
-    CHECK(your_beam_search_done(2, 2, -100.0, -0.1, 1, 10, 1.0f, EarlyStopping::Done));
+    check_done(2, 2, -100.0, -0.1, 1, 10, 1.0f, EarlyStopping::Done, true,
+               "Done: num_beams finished is enough, however good the running beams are");
 }
 
 TEST_CASE("ex05.2 the heuristic scores the best running beam at the current length", "[ex05.2]") {
-    // best running -3 after 2 tokens: -1.5 at length_penalty 1
-    CHECK(your_beam_search_done(2, 2, -1.0, -3.0, 2, 10, 1.0f, EarlyStopping::Heuristic));
-    CHECK_FALSE(your_beam_search_done(2, 2, -2.0, -3.0, 2, 10, 1.0f, EarlyStopping::Heuristic));
-    CHECK(your_beam_search_done(2, 2, -1.5, -3.0, 2, 10, 1.0f, EarlyStopping::Heuristic));  // not strictly better
+    const EarlyStopping h = EarlyStopping::Heuristic;
+    check_done(2, 2, -1.0, -3.0, 2, 10, 1.0f, h, true, "best running -3 / 2^1 = -1.5 cannot beat the worst finished -1");
+    check_done(2, 2, -2.0, -3.0, 2, 10, 1.0f, h, false, "best running -3 / 2^1 = -1.5 beats the worst finished -2");
+    check_done(2, 2, -1.5, -3.0, 2, 10, 1.0f, h, true,
+               "best running -3 / 2^1 = -1.5 equals the worst finished -1.5: not strictly better");
 }
 
 TEST_CASE("ex05.2 never bounds with max_new_tokens when length_penalty is positive", "[ex05.2]") {
-    // -3 / 10 = -0.3 could still beat -1: go on (the heuristic, at length 2, would stop)
-    CHECK_FALSE(your_beam_search_done(2, 2, -1.0, -3.0, 2, 10, 1.0f, EarlyStopping::Never));
-    CHECK(your_beam_search_done(2, 2, -0.2, -3.0, 2, 10, 1.0f, EarlyStopping::Never));
-    // length_penalty <= 0: the current length is the bound
-    CHECK(your_beam_search_done(2, 2, -1.0, -3.0, 2, 10, 0.0f, EarlyStopping::Never));
-    CHECK(your_beam_search_done(2, 2, -5.0, -3.0, 2, 10, -1.0f, EarlyStopping::Never));
-    CHECK_FALSE(your_beam_search_done(2, 2, -7.0, -3.0, 2, 10, -1.0f, EarlyStopping::Never));
+    const EarlyStopping never = EarlyStopping::Never;
+    check_done(2, 2, -1.0, -3.0, 2, 10, 1.0f, never, false,
+               "the bound -3 / 10^1 = -0.3 (at max_new_tokens) could still beat -1: go on (the heuristic, at "
+               "length 2, would stop)");
+    check_done(2, 2, -0.2, -3.0, 2, 10, 1.0f, never, true, "the bound -3 / 10^1 = -0.3 cannot beat -0.2");
+    check_done(2, 2, -1.0, -3.0, 2, 10, 0.0f, never, true,
+               "length_penalty 0: the bound is at the current length, -3 / 2^0 = -3, which cannot beat -1");
+    check_done(2, 2, -5.0, -3.0, 2, 10, -1.0f, never, true,
+               "length_penalty -1: the bound is at the current length, -3 / 2^-1 = -6, which cannot beat -5");
+    check_done(2, 2, -7.0, -3.0, 2, 10, -1.0f, never, false,
+               "length_penalty -1: the bound -3 / 2^-1 = -6 beats -7");
 }

@@ -8,6 +8,7 @@
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/stop_strings.hpp"
 #include "decodebook/exercises.hpp"
+#include "feedback.hpp"
 #include "golden.hpp"
 #include "sandbox.hpp"
 
@@ -30,6 +31,8 @@ Shown run(const std::vector<std::string>& tokens, const std::vector<std::string>
     for (const std::string& t : tokens) {
         pending += t;
         const StopScan scan = your_scan_stops(pending, stops);
+        FEEDBACK("input: pending " << visible_token(pending) << "; expected: safe at most its " << pending.size()
+                               << " bytes; found: safe " << scan.safe);
         REQUIRE(scan.safe <= pending.size());
         out.pieces.push_back(pending.substr(0, scan.safe));
         if (scan.stop) {
@@ -50,11 +53,11 @@ std::string show(const Pieces& pieces) {
 
 void check_run(const std::vector<std::string>& tokens, const std::vector<std::string>& stops, const Pieces& expected,
                std::optional<size_t> stop, const std::string& what) {
-    INFO(what);
+    FEEDBACK(what);
     const Shown found = run(tokens, stops);
-    INFO("tokens:            " << show(tokens));
-    INFO("expected to show:  " << show(expected) << (stop ? "then stop " + std::to_string(*stop) : "and no stop"));
-    INFO("you showed:        " << show(found.pieces) << (found.stop ? "then stop " + std::to_string(*found.stop) : "and no stop"));
+    FEEDBACK("tokens:            " << show(tokens));
+    FEEDBACK("expected to show:  " << show(expected) << (stop ? "then stop " + std::to_string(*stop) : "and no stop"));
+    FEEDBACK("you showed:        " << show(found.pieces) << (found.stop ? "then stop " + std::to_string(*found.stop) : "and no stop"));
     CHECK(found.pieces == expected);
     CHECK(found.stop == stop);
 }
@@ -93,19 +96,30 @@ TEST_CASE("ex06.1 never shows half a UTF-8 character", "[ex06.1]") {
     check_run({"x\xC3", "\xA9t"}, {"\xC3\xA9t\xC3\xA9"}, {"x", "", "\xC3\xA9t"}, std::nullopt, "a stop that begins with é");
 }
 
+namespace {
+
+std::string show_scan(size_t safe, std::optional<size_t> stop) {
+    return "safe " + std::to_string(safe) + ", " + (stop ? "stop " + std::to_string(*stop) : std::string("no stop"));
+}
+
+void check_scan(const std::string& pending, const std::vector<std::string>& stops, size_t safe,
+                std::optional<size_t> stop, const std::string& why) {
+    const StopScan found = your_scan_stops(pending, stops);
+    FEEDBACK("input: pending " << visible_token(pending) << ", stops " << show(stops));
+    FEEDBACK(why);
+    FEEDBACK("expected: " << show_scan(safe, stop));
+    FEEDBACK("found:    " << show_scan(found.safe, found.stop));
+    CHECK(found.safe == safe);
+    CHECK(found.stop == stop);
+}
+
+}  // namespace
+
 TEST_CASE("ex06.1 the earliest stop wins", "[ex06.1]") {
-    const StopScan a = your_scan_stops("hello", {"lo", "hel"});
-    CHECK(a.safe == 0);
-    CHECK(a.stop == std::optional<size_t>{1});
-    const StopScan b = your_scan_stops("xab", {"ab", "b"});
-    CHECK(b.safe == 1);
-    CHECK(b.stop == std::optional<size_t>{0});
-    const StopScan tie = your_scan_stops("xabc", {"abc", "ab"});  // same start: the earlier in the list
-    CHECK(tie.safe == 1);
-    CHECK(tie.stop == std::optional<size_t>{0});
-    const StopScan none = your_scan_stops("Hello Us", {"User:"});
-    CHECK(none.safe == 6);
-    CHECK_FALSE(none.stop);
+    check_scan("hello", {"lo", "hel"}, 0, 1, "\"hel\" (stop 1) starts at 0, before \"lo\" at 3");
+    check_scan("xab", {"ab", "b"}, 1, 0, "\"ab\" (stop 0) starts at 1, before \"b\" at 2");
+    check_scan("xabc", {"abc", "ab"}, 1, 0, "both start at 1: the earlier in the list wins");
+    check_scan("Hello Us", {"User:"}, 6, std::nullopt, "no stop; \"Us\" may become \"User:\": hold it back");
 }
 
 TEST_CASE("ex06.1 agrees with the library on 3000 random pending texts", "[ex06.1]") {
@@ -135,53 +149,98 @@ TEST_CASE("ex06.1 agrees with the library on 3000 random pending texts", "[ex06.
     REQUIRE(found.size() == pendings.size());
     for (size_t t = 0; t < pendings.size(); ++t) {
         const StopScan expected = scan_stops(pendings[t], stop_lists[t]);
-        INFO("pending " << visible_token(pendings[t]) << ", stops " << show(stop_lists[t]));
+        FEEDBACK("input: pending " << visible_token(pendings[t]) << ", stops " << show(stop_lists[t]));
+        FEEDBACK("expected: " << show_scan(expected.safe, expected.stop) << " (the library's scan_stops)");
+        FEEDBACK("found:    " << show_scan(found[t].safe, found[t].stop));
         REQUIRE(found[t].safe == expected.safe);
         REQUIRE(found[t].stop == expected.stop);
     }
 }
 
-TEST_CASE("ex06.2 min_new_tokens masks every EOS id until it is reached", "[ex06.2]") {
-    Vec a{1.0f, 5.0f, 2.0f};
-    your_apply_min_new_tokens(a, {1}, 0, 2);
-    CHECK(a(0) == 1.0f);
-    CHECK(std::isinf(a(1)));
-    CHECK(a(1) < 0);
-    CHECK(a(2) == 2.0f);
-    Vec b{1.0f, 5.0f, 2.0f};
-    your_apply_min_new_tokens(b, {1}, 2, 2);  // reached: unchanged
-    CHECK(bool(b == Vec{1.0f, 5.0f, 2.0f}));
-    Vec c{4.0f, 5.0f, 2.0f};
-    your_apply_min_new_tokens(c, {0, 1}, 1, 3);  // every EOS id, not only the first
-    CHECK(golden::finite_ids(c) == std::vector<int>{2});
-    Vec d{4.0f, 5.0f, 2.0f};
-    your_apply_min_new_tokens(d, {0}, 0, 0);  // 0 = off
-    CHECK(bool(d == Vec{4.0f, 5.0f, 2.0f}));
-    Vec e{4.0f, 5.0f, 2.0f};
-    your_apply_min_new_tokens(e, {7}, 0, 3);  // an id outside the logits is ignored
-    CHECK(bool(e == Vec{4.0f, 5.0f, 2.0f}));
+namespace {
+
+std::string show(const Vec& v) { return feedback::list(v); }
+
+void check_min_new(const Vec& logits, const std::vector<int>& eos_ids, int generated_count, int min_new_tokens,
+                   const Vec& expected, const std::string& why) {
+    Vec found = logits;
+    your_apply_min_new_tokens(found, eos_ids, generated_count, min_new_tokens);
+    FEEDBACK("input: logits " << show(logits) << ", eos_ids " << feedback::list(eos_ids) << ", generated_count "
+                          << generated_count << ", min_new_tokens " << min_new_tokens);
+    FEEDBACK(why);
+    FEEDBACK("expected: " << show(expected));
+    FEEDBACK("found:    " << show(found));
+    bool same = found.size() == expected.size();
+    for (size_t i = 0; same && i < expected.size(); ++i) same = found(i) == expected(i);  // -inf == -inf
+    CHECK(same);
 }
 
-TEST_CASE("ex06.2 a greedy generation with your processor matches the library's", "[ex06.2]") {
+}  // namespace
+
+TEST_CASE("ex06.2 min_new_tokens masks every EOS id until it is reached", "[ex06.2]") {
+    const float X = -INFINITY;
+    check_min_new({1, 5, 2}, {1}, 0, 2, {1, X, 2}, "0 tokens of at least 2 so far: EOS (id 1) is masked to -inf");
+    check_min_new({1, 5, 2}, {1}, 1, 2, {1, X, 2},
+                  "1 token of at least 2 so far: this step makes the 2nd token, so EOS may not be it (masked)");
+    check_min_new({1, 5, 2}, {1}, 2, 2, {1, 5, 2},
+                  "2 tokens of at least 2 made: min_new_tokens is reached, EOS may come now (nothing masked)");
+    check_min_new({1, 5, 2}, {1}, 3, 2, {1, 5, 2}, "3 tokens made, past min_new_tokens 2: nothing masked");
+    check_min_new({4, 5, 2}, {0, 1}, 1, 3, {X, X, 2}, "two EOS ids: both masked, not only the first");
+    check_min_new({4, 5, 2}, {0}, 0, 0, {4, 5, 2}, "min_new_tokens 0 is off: nothing masked");
+    check_min_new({4, 5, 2}, {7}, 0, 3, {4, 5, 2}, "an EOS id outside the logits (id 7 of 3) is ignored");
+}
+
+namespace {
+
+// The greedy continuation of "A computer is" with min_new_tokens applied by the library and by
+// your processor; the first position where they differ is named.
+void check_greedy(const Generation& ended, int min_new_tokens, const std::string& why) {
     const Gpt2& model = golden::model();
     const Tokenizer& tok = golden::tokenizer();
     const std::vector<int> prompt = tok.encode("A computer is");
     GenerationConfig free_run;
     free_run.max_new_tokens = 48;
-    const Generation ended = generate(model, tok, prompt, free_run, greedy);
-    REQUIRE(ended.finish_reason == FinishReason::Eos);  // the model ends this fortune by itself
     GenerationConfig library = free_run;
-    library.min_new_tokens = static_cast<int>(ended.ids.size()) + 4;
+    library.min_new_tokens = min_new_tokens;
     const Generation expected = generate(model, tok, prompt, library, make_sampler(library, 0));
     const Sampler yours = [&](const Vec& logits, const DecodeContext& context) {
         Vec z = logits;
         const std::vector<int> eos_ids(context.eos_ids.begin(), context.eos_ids.end());
-        your_apply_min_new_tokens(z, eos_ids, static_cast<int>(context.generated.size()), library.min_new_tokens);
+        your_apply_min_new_tokens(z, eos_ids, static_cast<int>(context.generated.size()), min_new_tokens);
         return argmax(z);
     };
     const Generation found = generate(model, tok, prompt, free_run, yours);
-    INFO("expected ids: " << golden::join(expected.ids));
-    INFO("found ids:    " << golden::join(found.ids));
-    CHECK(found.ids == expected.ids);
-    CHECK(found.ids.size() >= static_cast<size_t>(library.min_new_tokens));
+    size_t first = 0;
+    while (first < found.ids.size() && first < expected.ids.size() && found.ids[first] == expected.ids[first]) ++first;
+    const size_t from = first > 3 ? first - 3 : 0;  // the tokens before the first difference are the same
+    const auto tail = [&](const std::vector<int>& ids) {
+        const std::vector<int> rest(ids.begin() + static_cast<long>(std::min(from, ids.size())), ids.end());
+        return std::to_string(ids.size()) + " tokens" + (from ? ", from token " + std::to_string(from + 1) + ": ... " : ": ") +
+               golden::join(rest);
+    };
+    FEEDBACK("input: greedy after \"A computer is\" (max_new_tokens 48), min_new_tokens " +
+                        std::to_string(min_new_tokens) + "; without it the model ends with EOS as token " +
+                        std::to_string(ended.ids.size()));
+    FEEDBACK(why);
+    FEEDBACK("expected: " << tail(expected.ids));
+    FEEDBACK("found:    " << tail(found.ids));
+    FEEDBACK("(EOS is " << model.config().eos_token_id << "; the first difference is token " << first + 1 << ")");
+    CHECK((found.ids == expected.ids));
+}
+
+}  // namespace
+
+TEST_CASE("ex06.2 a greedy generation with your processor matches the library's", "[ex06.2]") {
+    const Gpt2& model = golden::model();
+    const Tokenizer& tok = golden::tokenizer();
+    GenerationConfig free_run;
+    free_run.max_new_tokens = 48;
+    const Generation ended = generate(model, tok, tok.encode("A computer is"), free_run, greedy);
+    REQUIRE(ended.finish_reason == FinishReason::Eos);  // the model ends this fortune by itself
+    const int n = static_cast<int>(ended.ids.size());
+    check_greedy(ended, n + 4, "EOS masked for the first " + std::to_string(n + 4) + " tokens: the model must go on");
+    check_greedy(ended, n, "EOS masked while fewer than " + std::to_string(n) + " tokens are made: token " +
+                               std::to_string(n) + ", where the model wants EOS, must be another");
+    check_greedy(ended, n - 1, std::to_string(n - 1) + " tokens are made when the model wants EOS as token " +
+                                   std::to_string(n) + ": min_new_tokens is reached, so EOS is allowed there");
 }

@@ -9,6 +9,7 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/exercises.hpp"
+#include "feedback.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;
@@ -34,11 +35,12 @@ Vec vec(std::initializer_list<double> values) {
     return v;
 }
 
-std::string show(const Vec& v) {
-    std::ostringstream out;
-    out << "[";
-    for (size_t i = 0; i < v.size(); ++i) out << (i ? ", " : "") << v(i);
-    return out.str() + "]";
+std::string show(const Vec& v, size_t max = 8) { return feedback::list(v, max); }
+
+std::string show(const std::vector<double>& v, size_t max = 8) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size() && i < max; ++i) s += (i ? ", " : "") + feedback::num(v[i]);
+    return s + (v.size() > max ? ", ... (" + std::to_string(v.size()) + " values)]" : "]");
 }
 
 // Every value within `tol` (relative to max(1, |expected|)); NaN never passes.
@@ -63,14 +65,21 @@ void check_sequence(const nlohmann::json& c) {
         Vec qkv = xt::zeros<float>({3 * C});
         for (size_t j = 0; j < 3 * C; ++j) qkv(j) = static_cast<float>(qkv_rows[t][j]);
         const Vec out = your_cached_attention_step(keys, values, t, qkv, n_head);
-        INFO(c["name"].get<std::string>() << ", position " << t);
-        INFO("your output (first values): " << show(xt::xtensor<float, 1>(xt::view(out, xt::range(0, std::min<size_t>(C, 6))))));
+        FEEDBACK("input: " << c["name"].get<std::string>() << ", position " << t << " (head size D "
+                           << C / static_cast<size_t>(n_head) << ")");
+        FEEDBACK("expected (first values): " << show(out_rows[t], 6));
+        FEEDBACK("found (first values):    " << show(out, 6));
         CHECK(close(out, out_rows[t], 1e-4));
         for (size_t j = 0; j < C; ++j) {  // the new key and value are in the cache now
+            FEEDBACK("keys(" << t << ", " << j << ") and values(" << t << ", " << j << ") must hold the new key and value: "
+                         << "expected " << feedback::num(qkv_rows[t][C + j]) << " and " << feedback::num(qkv_rows[t][2 * C + j])
+                         << "; found " << feedback::num(keys(t, j)) << " and " << feedback::num(values(t, j)));
             REQUIRE(keys(t, j) == static_cast<float>(qkv_rows[t][C + j]));
             REQUIRE(values(t, j) == static_cast<float>(qkv_rows[t][2 * C + j]));
         }
     }
+    FEEDBACK("keys(" << T << ", ...), past the last position " << T - 1 << ": expected NaN (never written); found "
+                 << show(Vec(xt::view(keys, T, xt::all()))));
     for (size_t j = 0; j < C; ++j) CHECK(std::isnan(keys(T, j)));  // nothing written past the last position
 }
 
@@ -107,8 +116,9 @@ std::string show(const std::vector<int>& ids) {
 void check_reorder(size_t R, const std::vector<int>& source) {
     Rows rows = numbered_rows(R, 3, 4);
     your_reorder_rows(rows, source);
-    INFO("source " << show(source) << ": row r must hold the old row source[r]; your rows hold the old rows "
-                   << show(rows_held(rows)) << " (-1: a row that is no old row)");
+    FEEDBACK("input: " << R << " rows, source " << show(source) << " (row r must hold the old row source[r])");
+    FEEDBACK("expected: the old rows " << show(source));
+    FEEDBACK("found:    the old rows " << show(rows_held(rows)) << " (-1: a row that is no old row)");
     CHECK(rows_held(rows) == source);
 }
 
@@ -116,11 +126,52 @@ void check_reorder(size_t R, const std::vector<int>& source) {
 
 // ------------------------------------------------------------------------------ 07.1 attention step
 
+namespace {
+
+// The weight of position 1 when position 0 scores 0 and position 1 scores `score`.
+double weight_1(double score) { return std::exp(score) / (1 + std::exp(score)); }
+
+std::string times(double w, const std::vector<double>& v) {
+    std::vector<double> out;
+    for (double x : v) out.push_back(w * x);
+    return show(out);
+}
+
+}  // namespace
+
+TEST_CASE("ex07.1 scores are divided by sqrt of the head size D and not of C", "[ex07.1]") {
+    // C 4, 2 heads: D = 2. Position 0's key and value are 0; the new token's q . k per head is
+    // sqrt(2) ln 3, so divided by sqrt(D) it is ln 3: weights (1/4, 3/4)
+    const double q = std::sqrt(2.0) * std::log(3.0);
+    const std::vector<double> v1{4, 4, 8, 8};
+    Mat keys = nan_cache(3, 4), values = nan_cache(3, 4);
+    for (size_t j = 0; j < 4; ++j) keys(0, j) = 0, values(0, j) = 0;
+    const Vec out = your_cached_attention_step(keys, values, 1, vec({q, 0, q, 0, 1, 0, 1, 0, 4, 4, 8, 8}), 2);
+    FEEDBACK("input: C 4, n_head 2, so the head size D is 4 / 2 = 2; position 1");
+    FEEDBACK("  position 0: key [0, 0, 0, 0], value [0, 0, 0, 0]");
+    FEEDBACK("  new token: q [" << feedback::num(q) << ", 0, " << feedback::num(q) << ", 0], k [1, 0, 1, 0], v [4, 4, 8, 8]");
+    FEEDBACK("each head: score of position 0 is 0; of position 1, q . k = " << feedback::num(q));
+    FEEDBACK("  / sqrt(D) = / " << feedback::num(std::sqrt(2.0)) << ": " << feedback::num(std::log(3.0))
+                            << ", weights (0.25, 0.75), out 0.75 x v");
+    FEEDBACK("  / sqrt(C) = / 2 instead: " << feedback::num(q / 2) << ", weights (" << feedback::num(1 - weight_1(q / 2), 4)
+                                       << ", " << feedback::num(weight_1(q / 2), 4) << "), out " << times(weight_1(q / 2), v1));
+    FEEDBACK("  not divided: weight " << feedback::num(weight_1(q), 4) << ", out " << times(weight_1(q), v1));
+    FEEDBACK("expected: [3, 3, 6, 6]");
+    FEEDBACK("found:    " << show(out));
+    CHECK(close(out, {3, 3, 6, 6}, 1e-5));
+}
+
 TEST_CASE("ex07.1 position 0 attends to itself alone and returns its value", "[ex07.1]") {
     Mat keys = nan_cache(4, 2), values = nan_cache(4, 2);
     const Vec out = your_cached_attention_step(keys, values, 0, vec({5, -1, 2, 3, 7, -4}), 1);
-    INFO("a softmax over one score is 1: the output is the new value [7, -4]; yours " << show(out));
+    FEEDBACK("input: C 2, 1 head, position 0, empty cache, q [5, -1], k [2, 3], v [7, -4]");
+    FEEDBACK("a softmax over one score is 1: the output is the new value");
+    FEEDBACK("expected: [7, -4]");
+    FEEDBACK("found:    " << show(out));
     CHECK(close(out, {7, -4}, 1e-6));
+    FEEDBACK("the cache's row 0 must hold the new key [2, 3] and value [7, -4]; found key [" << feedback::num(keys(0, 0))
+         << ", " << feedback::num(keys(0, 1)) << "], value [" << feedback::num(values(0, 0)) << ", "
+         << feedback::num(values(0, 1)) << "]");
     CHECK(keys(0, 0) == 2.0f);
     CHECK(keys(0, 1) == 3.0f);
     CHECK(values(0, 0) == 7.0f);
@@ -132,8 +183,15 @@ TEST_CASE("ex07.1 two heads attend on their own columns", "[ex07.1]") {
     Mat keys = nan_cache(3, 2), values = nan_cache(3, 2);
     keys(0, 0) = 0, keys(0, 1) = 5, values(0, 0) = 10, values(0, 1) = 2;
     const Vec out = your_cached_attention_step(keys, values, 1, vec({std::log(3.0), 0, 1, 7, 20, 4}), 2);
-    INFO("expected [0.25 x 10 + 0.75 x 20, 0.5 x 2 + 0.5 x 4] = [17.5, 3]; yours " << show(out));
-    CHECK(close(out, {17.5, 3}, 1e-5));
+    {
+        FEEDBACK("input: C 2, 2 heads (D 1, so the scale is 1), position 1");
+        FEEDBACK("  position 0: key [0, 5], value [10, 2]; new: q [ln 3, 0], k [1, 7], v [20, 4]");
+        FEEDBACK("head 0 (column 0): scores 0 and ln 3, weights (1/4, 3/4): 0.25 x 10 + 0.75 x 20");
+        FEEDBACK("head 1 (column 1): q 0, scores 0 and 0, weights (1/2, 1/2): 0.5 x 2 + 0.5 x 4");
+        FEEDBACK("expected: [17.5, 3]");
+        FEEDBACK("found:    " << show(out));
+        CHECK(close(out, {17.5, 3}, 1e-5));
+    }
     // the same numbers as ONE head of width 2: each score uses both columns (q . k_1 = ln 3, q . k_0 = 0)
     // and the scale is 1/sqrt(2), so both columns share one weight per position
     const Vec one_head = [] {
@@ -141,19 +199,26 @@ TEST_CASE("ex07.1 two heads attend on their own columns", "[ex07.1]") {
         k(0, 0) = 0, k(0, 1) = 5, v(0, 0) = 10, v(0, 1) = 2;
         return your_cached_attention_step(k, v, 1, vec({std::log(3.0), 0, 1, 7, 20, 4}), 1);
     }();
-    const double p1 = std::exp(std::log(3.0) / std::sqrt(2.0)), w1 = p1 / (1 + p1);  // weight of position 1
-    INFO("with one head of width 2: weights (" << 1 - w1 << ", " << w1 << "); yours " << show(one_head));
+    const double w1 = weight_1(std::log(3.0) / std::sqrt(2.0));  // weight of position 1
+    FEEDBACK("input: the same numbers with n_head 1: one head of size D 2, scale 1 / sqrt(2)");
+    FEEDBACK("  weights (" << feedback::num(1 - w1, 4) << ", " << feedback::num(w1, 4) << ") for both columns");
+    FEEDBACK("expected: " << show(std::vector<double>{(1 - w1) * 10 + w1 * 20, (1 - w1) * 2 + w1 * 4}));
+    FEEDBACK("found:    " << show(one_head));
     CHECK(close(one_head, {(1 - w1) * 10 + w1 * 20, (1 - w1) * 2 + w1 * 4}, 1e-5));
 }
 
-TEST_CASE("ex07.1 scores are divided by sqrt of the head width", "[ex07.1]") {
+TEST_CASE("ex07.1 one head of size 4 is scaled by 1 over sqrt 4", "[ex07.1]") {
     // D = 4: q . k_1 = 2 ln 5, divided by sqrt(4) = 2 -> ln 5: weights (1/6, 5/6) over values 1 and 2
     Mat keys = nan_cache(2, 4), values = nan_cache(2, 4);
     for (size_t j = 0; j < 4; ++j) keys(0, j) = 0, values(0, j) = 1;
     const Vec qkv = vec({2, 0, 0, 0, std::log(5.0), 0, 0, 0, 2, 2, 2, 2});
     const Vec out = your_cached_attention_step(keys, values, 1, qkv, 1);
-    INFO("expected 1/6 x 1 + 5/6 x 2 = 1.8333 in every column (without the scale: 25/26 x 2 + 1/26 = 1.9615); yours "
-         << show(out));
+    FEEDBACK("input: C 4, 1 head (D 4), position 1; position 0: key 0, value [1, 1, 1, 1]");
+    FEEDBACK("  new: q [2, 0, 0, 0], k [ln 5, 0, 0, 0], v [2, 2, 2, 2]");
+    FEEDBACK("score of position 1: q . k / sqrt(4) = 2 ln 5 / 2 = ln 5, weights (1/6, 5/6)");
+    FEEDBACK("expected: 1/6 x 1 + 5/6 x 2 = " << feedback::num(11.0 / 6) << " in every column");
+    FEEDBACK("  (not divided: " << feedback::num(1 + weight_1(2 * std::log(5.0))) << ")");
+    FEEDBACK("found:    " << show(out));
     CHECK(close(out, {11.0 / 6, 11.0 / 6, 11.0 / 6, 11.0 / 6}, 1e-5));
 }
 
@@ -167,14 +232,24 @@ TEST_CASE("ex07.1 only row position is written and rows after it are never read"
     const Mat keys_before = keys, values_before = values;
     // q = 0: every score 0, so the output is the plain mean of the values at 0..3
     const Vec out = your_cached_attention_step(keys, values, 3, vec({0, 0, 9, 9, 30, 1}), 1);
-    INFO("expected the mean of the values of positions 0..3: [(0 + 10 + 20 + 30) / 4, 1] = [15, 1]; yours "
-         << show(out) << " (NaN: a row after the position was read)");
-    CHECK(close(out, {15, 1}, 1e-6));
+    {
+        FEEDBACK("input: C 2, 1 head, position 3; values of positions 0..2: [0, 1], [10, 1], [20, 1]; rows 4..7 NaN");
+        FEEDBACK("  new: q [0, 0] (every score 0), k [9, 9], v [30, 1]");
+        FEEDBACK("expected: the mean of the values of positions 0..3: [(0 + 10 + 20 + 30) / 4, 1] = [15, 1]");
+        FEEDBACK("found:    " << show(out) << " (NaN: a row after the position was read)");
+        CHECK(close(out, {15, 1}, 1e-6));
+    }
     for (size_t s = 0; s < 8; ++s) {
         for (size_t j = 0; j < 2; ++j) {
-            INFO("keys(" << s << ", " << j << ")");
+            const std::string expected = s == 3 ? (j == 0 ? "9 and 30" : "9 and 1")
+                                         : s < 3 ? feedback::num(keys_before(s, j)) + " and " + feedback::num(values_before(s, j)) +
+                                                       " (unchanged)"
+                                                 : "NaN and NaN (never written)";
+            FEEDBACK("keys(" << s << ", " << j << ") and values(" << s << ", " << j << "): expected " << expected << "; found "
+                         << feedback::num(keys(s, j)) << " and " << feedback::num(values(s, j)));
             if (s == 3) {
                 CHECK(keys(s, j) == 9.0f);
+                CHECK(values(s, j) == (j == 0 ? 30.0f : 1.0f));
             } else if (s < 3) {
                 CHECK(keys(s, j) == keys_before(s, j));
                 CHECK(values(s, j) == values_before(s, j));
@@ -184,8 +259,6 @@ TEST_CASE("ex07.1 only row position is written and rows after it are never read"
             }
         }
     }
-    CHECK(values(3, 0) == 30.0f);
-    CHECK(values(3, 1) == 1.0f);
 }
 
 TEST_CASE("ex07.1 step by step equals causal attention computed at once by the reference", "[ex07.1]") {
@@ -213,17 +286,43 @@ TEST_CASE("ex07.1 the embedded model's layer 0 one position at a time", "[ex07.1
 
 // --------------------------------------------------------------------------------- 07.2 KV size
 
+namespace {
+
+std::string kv_input(int64_t n_layer, int64_t positions, int64_t width, int64_t bytes_per_value, int64_t rows) {
+    return "input: n_layer " + std::to_string(n_layer) + ", positions " + std::to_string(positions) + ", width " +
+           std::to_string(width) + ", bytes_per_value " + std::to_string(bytes_per_value) + ", rows " +
+           std::to_string(rows);
+}
+
+void check_kv(int64_t n_layer, int64_t positions, int64_t width, int64_t bytes_per_value, int64_t rows,
+              uint64_t expected, const std::string& why) {
+    FEEDBACK(kv_input(n_layer, positions, width, bytes_per_value, rows));
+    FEEDBACK(why);
+    const uint64_t found = your_kv_cache_bytes(n_layer, positions, width, bytes_per_value, rows);
+    FEEDBACK("expected: " << expected << " bytes");
+    FEEDBACK("found:    " << found << " bytes");
+    CHECK(found == expected);
+}
+
+void check_kv_refused(int64_t n_layer, int64_t positions, int64_t width, int64_t bytes_per_value, int64_t rows,
+                      const std::string& why) {
+    FEEDBACK(kv_input(n_layer, positions, width, bytes_per_value, rows));
+    FEEDBACK(why);
+    const std::string found = feedback::refusal(
+        [&] { return your_kv_cache_bytes(n_layer, positions, width, bytes_per_value, rows); });
+    FEEDBACK("expected: decodebook::Error thrown");
+    FEEDBACK("found:    " << found);
+    CHECK(found == "decodebook::Error");
+}
+
+}  // namespace
+
 TEST_CASE("ex07.2 GPT-2 124M and a 7B model worked by hand", "[ex07.2]") {
-    INFO("2 x 12 layers x 1024 positions x 768 x 4 bytes = 75,497,472");
-    CHECK(your_kv_cache_bytes(12, 1024, 768, 4, 1) == 75497472u);
-    INFO("2 x 32 layers x 8192 tokens x 4096 x 2 bytes (bf16) = 4,294,967,296 = 4 GiB");
-    CHECK(your_kv_cache_bytes(32, 8192, 4096, 2, 1) == 4294967296u);
-    INFO("the same for a batch of 3 rows: 3 x 4 GiB");
-    CHECK(your_kv_cache_bytes(32, 8192, 4096, 2, 3) == 3u * 4294967296u);
-    INFO("a cache with no positions yet holds nothing");
-    CHECK(your_kv_cache_bytes(12, 0, 768, 4, 1) == 0u);
-    INFO("one layer, one position, 8 floats: a key and a value of 32 bytes each");
-    CHECK(your_kv_cache_bytes(1, 1, 8, 4, 1) == 64u);
+    check_kv(12, 1024, 768, 4, 1, 75497472u, "2 x 12 layers x 1024 positions x 768 x 4 bytes = 75,497,472");
+    check_kv(32, 8192, 4096, 2, 1, 4294967296u, "2 x 32 layers x 8192 tokens x 4096 x 2 bytes (bf16) = 4,294,967,296 = 4 GiB");
+    check_kv(32, 8192, 4096, 2, 3, 3u * 4294967296u, "the same for a batch of 3 rows: 3 x 4 GiB");
+    check_kv(12, 0, 768, 4, 1, 0u, "a cache with no positions yet holds nothing");
+    check_kv(1, 1, 8, 4, 1, 64u, "one layer, one position, 8 floats: a key and a value of 32 bytes each");
 }
 
 TEST_CASE("ex07.2 published model shapes against the reference", "[ex07.2]") {
@@ -231,39 +330,35 @@ TEST_CASE("ex07.2 published model shapes against the reference", "[ex07.2]") {
     int checked = 0;
     for (const auto& c : data["sizes"]) {
         if (c["overflow"].get<bool>()) continue;
-        INFO(c["name"].get<std::string>());
-        CHECK(your_kv_cache_bytes(c["n_layer"].get<int64_t>(), c["positions"].get<int64_t>(), c["width"].get<int64_t>(),
-                                  c["bytes_per_value"].get<int64_t>(), c["rows"].get<int64_t>()) ==
-              c["bytes"].get<uint64_t>());
+        check_kv(c["n_layer"].get<int64_t>(), c["positions"].get<int64_t>(), c["width"].get<int64_t>(),
+                 c["bytes_per_value"].get<int64_t>(), c["rows"].get<int64_t>(), c["bytes"].get<uint64_t>(),
+                 c["name"].get<std::string>() + " (tests/data/kv_cache.json)");
         ++checked;
     }
     CHECK(checked >= 8);
 }
 
 TEST_CASE("ex07.2 sizes past 2^63 fit and sizes past 2^64 are refused", "[ex07.2]") {
-    INFO("2 x 2^20 x 2^20 x 2^20 x 4 = 2^63: too big for int64_t, right for uint64_t");
-    CHECK(your_kv_cache_bytes(1 << 20, 1 << 20, 1 << 20, 4, 1) == (uint64_t{1} << 63));
-    INFO("the same with rows 2 is 2^64, which wraps to 0 in 64 bits: it must throw decodebook::Error");
-    CHECK_THROWS_AS(your_kv_cache_bytes(1 << 20, 1 << 20, 1 << 20, 4, 2), Error);
+    check_kv(1 << 20, 1 << 20, 1 << 20, 4, 1, uint64_t{1} << 63,
+             "2 x 2^20 x 2^20 x 2^20 x 4 = 2^63: too big for int64_t, right for uint64_t");
+    check_kv_refused(1 << 20, 1 << 20, 1 << 20, 4, 2,
+                     "the same with rows 2 is 2^64, which wraps to 0 in 64 bits: it must throw decodebook::Error");
     const nlohmann::json data = golden::load("kv_cache.json");
     for (const auto& c : data["sizes"]) {
-        INFO(c["name"].get<std::string>());
-        const auto call = [&] {
-            return your_kv_cache_bytes(c["n_layer"].get<int64_t>(), c["positions"].get<int64_t>(),
-                                       c["width"].get<int64_t>(), c["bytes_per_value"].get<int64_t>(),
-                                       c["rows"].get<int64_t>());
-        };
-        if (c["overflow"].get<bool>()) CHECK_THROWS_AS(call(), Error);
-        else CHECK(call() == c["bytes"].get<uint64_t>());
+        const int64_t n_layer = c["n_layer"].get<int64_t>(), positions = c["positions"].get<int64_t>(),
+                      width = c["width"].get<int64_t>(), bytes = c["bytes_per_value"].get<int64_t>(),
+                      rows = c["rows"].get<int64_t>();
+        const std::string name = c["name"].get<std::string>() + " (tests/data/kv_cache.json)";
+        if (c["overflow"].get<bool>()) check_kv_refused(n_layer, positions, width, bytes, rows, name + ": past 2^64");
+        else check_kv(n_layer, positions, width, bytes, rows, c["bytes"].get<uint64_t>(), name);
     }
 }
 
 TEST_CASE("ex07.2 a negative count is refused", "[ex07.2]") {
-    CHECK_THROWS_AS(your_kv_cache_bytes(-12, 1024, 768, 4, 1), Error);
-    CHECK_THROWS_AS(your_kv_cache_bytes(12, -1, 768, 4, 1), Error);
-    CHECK_THROWS_AS(your_kv_cache_bytes(12, 1024, 768, 4, -2), Error);
-    INFO("two negatives multiply to a positive number: still refused");
-    CHECK_THROWS_AS(your_kv_cache_bytes(-12, 1024, -768, 4, 1), Error);
+    check_kv_refused(-12, 1024, 768, 4, 1, "a negative n_layer");
+    check_kv_refused(12, -1, 768, 4, 1, "negative positions");
+    check_kv_refused(12, 1024, 768, 4, -2, "negative rows");
+    check_kv_refused(-12, 1024, -768, 4, 1, "two negatives multiply to a positive number: still refused");
 }
 
 // ---------------------------------------------------------------------------------- 07.3 reorder
@@ -298,8 +393,11 @@ TEST_CASE("ex07.3 a bad source is refused and leaves the rows as they were", "[e
     for (const std::vector<int>& bad : {std::vector<int>{0, 1}, std::vector<int>{0, 1, 2, 0}, std::vector<int>{0, 3, 1},
                                         std::vector<int>{-1, 0, 1}, std::vector<int>{}}) {
         Rows rows = numbered_rows(3, 2, 2);
-        INFO("source " << show(bad) << " for 3 rows");
-        CHECK_THROWS_AS(your_reorder_rows(rows, bad), Error);
+        FEEDBACK("input: source " << show(bad) << " for 3 rows (it must have 3 indices, each 0..2)");
+        const std::string found = feedback::refusal([&] { your_reorder_rows(rows, bad); });
+        FEEDBACK("expected: decodebook::Error thrown, the rows left as the old rows {0, 1, 2}");
+        FEEDBACK("found:    " << found << ", the rows hold the old rows " << show(rows_held(rows)));
+        CHECK(found == "decodebook::Error");
         CHECK(rows_held(rows) == std::vector<int>{0, 1, 2});
     }
 }
@@ -316,44 +414,74 @@ ModelConfig shape(int vocab, int width, int layers) {
 
 }  // namespace
 
+namespace {
+
+std::string show(const ModelConfig& c) {
+    return "V " + std::to_string(c.vocab_size) + ", C " + std::to_string(c.n_embd) + ", " + std::to_string(c.n_layer) +
+           " layers";
+}
+
+void check_roofline(const ModelConfig& c, int bytes_per_weight, double bandwidth, double expected, const std::string& why) {
+    FEEDBACK("input: " << show(c) << ", bytes_per_weight " << bytes_per_weight << ", bandwidth " << feedback::num(bandwidth)
+                   << " bytes/s");
+    FEEDBACK(why);
+    const double found = your_decode_roofline_ms(c, bytes_per_weight, bandwidth);
+    FEEDBACK("expected: " << feedback::num(expected, 12) << " ms (" << feedback::num(expected * bandwidth / 1000 / bytes_per_weight, 12)
+                      << " weights)");
+    FEEDBACK("found:    " << feedback::num(found, 12) << " ms (" << feedback::num(found * bandwidth / 1000 / bytes_per_weight, 12)
+                      << " weights)");
+    CHECK(found == Approx(expected).epsilon(1e-12));
+}
+
+void check_roofline_refused(const ModelConfig& c, int bytes_per_weight, double bandwidth, const std::string& why) {
+    FEEDBACK("input: " << show(c) << ", bytes_per_weight " << bytes_per_weight << ", bandwidth " << feedback::num(bandwidth));
+    FEEDBACK(why);
+    const std::string found = feedback::refusal([&] { return your_decode_roofline_ms(c, bytes_per_weight, bandwidth); });
+    FEEDBACK("expected: decodebook::Error thrown");
+    FEEDBACK("found:    " << found);
+    CHECK(found == "decodebook::Error");
+}
+
+}  // namespace
+
 TEST_CASE("ex07.4 the embedded model and GPT-2 124M worked by hand", "[ex07.4]") {
     // 124M: wte 50257 x 768 = 38,597,376; one wpe row 768; ln_f 1,536; a block 12 x 768^2 + 13 x 768
     // = 7,087,872, twelve of them 85,054,464: 123,654,144 weights, 494,616,576 bytes in float32
-    INFO("GPT-2 124M, float32, at 1 GB/s: 494,616,576 bytes take 494.616576 ms");
-    CHECK(your_decode_roofline_ms(shape(50257, 768, 12), 4, 1e9) == Approx(494.616576).epsilon(1e-12));
-    INFO("the same in bf16 at 3 TB/s: half the bytes");
-    CHECK(your_decode_roofline_ms(shape(50257, 768, 12), 2, 3e12) == Approx(247.308288 / 3000).epsilon(1e-12));
+    check_roofline(shape(50257, 768, 12), 4, 1e9, 494.616576,
+                   "GPT-2 124M, float32, at 1 GB/s: 494,616,576 bytes take 494.616576 ms");
+    check_roofline(shape(50257, 768, 12), 2, 3e12, 247.308288 / 3000, "the same in bf16 at 3 TB/s: half the bytes");
     // the embedded model: 2048 x 192 + 192 + 384 + 4 x (12 x 192^2 + 13 x 192) = 2,173,248 weights
-    INFO("the embedded model (V 2048, C 192, 4 layers), float32, at 1 GB/s: 8,692,992 bytes");
-    CHECK(your_decode_roofline_ms(shape(2048, 192, 4), 4, 1e9) == Approx(8.692992).epsilon(1e-12));
-    INFO("no blocks at all: wte, one position row and ln_f (2 x 3 + 3 + 6 = 15 weights), 1 byte each");
-    CHECK(your_decode_roofline_ms(shape(2, 3, 0), 1, 1000.0) == Approx(15.0).epsilon(1e-12));
+    check_roofline(shape(2048, 192, 4), 4, 1e9, 8.692992,
+                   "the embedded model (V 2048, C 192, 4 layers), float32, at 1 GB/s: 8,692,992 bytes");
+    check_roofline(shape(2, 3, 0), 1, 1000.0, 15.0,
+                   "no blocks at all: wte, one position row and ln_f (2 x 3 + 3 + 6 = 15 weights), 1 byte each");
 }
 
 TEST_CASE("ex07.4 GPT-2 small and XL against their published parameter counts", "[ex07.4]") {
     // Hugging Face's gpt2 has 124,439,808 parameters and gpt2-xl 1,557,611,200, each with its whole
     // position table (1024 rows); a decode step reads one row of it
     const double small = 124439808.0 - 1024.0 * 768 + 768, xl = 1557611200.0 - 1024.0 * 1600 + 1600;
-    INFO("a step reads the whole model but 1023 of the 1024 position rows; wte once (it is also the lm_head)");
-    CHECK(your_decode_roofline_ms(shape(50257, 768, 12), 4, 20e9) == Approx(small * 4 / 20e9 * 1000).epsilon(1e-12));
-    CHECK(your_decode_roofline_ms(shape(50257, 1600, 48), 2, 3e12) == Approx(xl * 2 / 3e12 * 1000).epsilon(1e-12));
+    const std::string why = "a step reads the whole model but 1023 of the 1024 position rows; wte once (it is also the lm_head)";
+    check_roofline(shape(50257, 768, 12), 4, 20e9, small * 4 / 20e9 * 1000, "gpt2, 124,439,808 parameters: " + why);
+    check_roofline(shape(50257, 1600, 48), 2, 3e12, xl * 2 / 3e12 * 1000, "gpt2-xl, 1,557,611,200 parameters: " + why);
 }
 
 TEST_CASE("ex07.4 the count matches what the embedded model's decode step reads", "[ex07.4]") {
     // Gpt2::decode_weight_bytes adds up the tensors the loaded model really holds
     const double bytes = static_cast<double>(golden::model().decode_weight_bytes());
-    CHECK(your_decode_roofline_ms(golden::model().config(), 4, 5e10) == Approx(bytes / 5e10 * 1000).epsilon(1e-12));
+    check_roofline(golden::model().config(), 4, 5e10, bytes / 5e10 * 1000,
+                   "the embedded model, float32, at 50 GB/s: the tensors it holds add up to " + feedback::num(bytes, 12) +
+                       " bytes");
 }
 
 TEST_CASE("ex07.4 bad arguments are refused", "[ex07.4]") {
     const ModelConfig gpt2 = shape(50257, 768, 12);
-    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, 0, 1e9), Error);
-    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, -4, 1e9), Error);
-    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, 4, 0.0), Error);
-    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, 4, -1e9), Error);
-    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, 4, std::nan("")), Error);
-    CHECK_THROWS_AS(your_decode_roofline_ms(gpt2, 4, std::numeric_limits<double>::infinity()), Error);
-    CHECK_THROWS_AS(your_decode_roofline_ms(shape(50257, 768, -12), 4, 1e9), Error);
-    INFO("two negative sizes multiply to a positive count: still refused");
-    CHECK_THROWS_AS(your_decode_roofline_ms(shape(-50257, -768, 12), 4, 1e9), Error);
+    check_roofline_refused(gpt2, 0, 1e9, "bytes_per_weight 0");
+    check_roofline_refused(gpt2, -4, 1e9, "a negative bytes_per_weight");
+    check_roofline_refused(gpt2, 4, 0.0, "bandwidth 0");
+    check_roofline_refused(gpt2, 4, -1e9, "a negative bandwidth");
+    check_roofline_refused(gpt2, 4, std::nan(""), "a bandwidth that is not a number");
+    check_roofline_refused(gpt2, 4, std::numeric_limits<double>::infinity(), "an infinite bandwidth");
+    check_roofline_refused(shape(50257, 768, -12), 4, 1e9, "a negative n_layer");
+    check_roofline_refused(shape(-50257, -768, 12), 4, 1e9, "two negative sizes multiply to a positive count: still refused");
 }

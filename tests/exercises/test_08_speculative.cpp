@@ -14,6 +14,7 @@
 #include "decodebook/base/rng.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/sampling/sampling.hpp"
+#include "feedback.hpp"
 #include "golden.hpp"
 #include "sandbox.hpp"
 
@@ -64,23 +65,23 @@ struct Call {
 };
 
 void check_position(const Call& c, int expected, const std::string& why) {
-    INFO(c.text());
-    INFO(why);
+    FEEDBACK(c.text());
+    FEEDBACK(why);
     const int found = c.run();
-    INFO("expected: " << expected << "\nfound:    " << found);
+    FEEDBACK("expected: " << expected << "\nfound:    " << found);
     CHECK(found == expected);
 }
 
 // The call must throw decodebook::Error (any other exception reaches Catch2, which prints it).
 void check_refused(const Call& c, const std::string& why) {
-    INFO(c.text());
-    INFO(why);
+    FEEDBACK(c.text());
+    FEEDBACK(why);
     std::string found = "decodebook::Error";
     try {
         found = "no exception: it returned token " + std::to_string(c.run());
     } catch (const Error&) {
     }
-    INFO("expected: decodebook::Error thrown\nfound:    " << found);
+    FEEDBACK("expected: decodebook::Error thrown\nfound:    " << found);
     CHECK(found == "decodebook::Error");
 }
 
@@ -117,11 +118,11 @@ std::string show(const Ids& ids) {
 
 void check_lookup(const Ids& sequence, int max_ngram, int num_tokens, const Ids& eos_ids, const Ids& expected,
                   const std::string& why) {
-    INFO("sequence " << show(sequence) << "\nmax_ngram " << max_ngram << ", num_tokens " << num_tokens << ", eos_ids "
+    FEEDBACK("sequence " << show(sequence) << "\nmax_ngram " << max_ngram << ", num_tokens " << num_tokens << ", eos_ids "
                      << show(eos_ids));
-    INFO(why);
+    FEEDBACK(why);
     const Ids found = your_prompt_lookup(sequence, max_ngram, num_tokens, eos_ids);
-    INFO("expected: " << show(expected) << "\nfound:    " << show(found));
+    FEEDBACK("expected: " << show(expected) << "\nfound:    " << show(found));
     CHECK(found == expected);
 }
 
@@ -189,7 +190,7 @@ TEST_CASE("ex08.1 HF test_speculative_sampling: drafts 1 4 5 become 1 4 8", "[ex
             }
         }
     }
-    CHECK(your_verify_position(p[2], &q2, 5, 0.0, 0.5) == 8);  // the position the round turns on, once more
+    check_position({p[2], q2, 5, 0.0, 0.5}, 8, why[2]);  // the position the round turns on, once more
 }
 
 TEST_CASE("ex08.1 HF's target-distribution case: the replacement follows the target's law", "[ex08.1]") {
@@ -214,8 +215,8 @@ TEST_CASE("ex08.1 HF's target-distribution case: the replacement follows the tar
     for (int token : tokens) ++counts[token];
     int strays = 0;
     for (const auto& [id, count] : counts) strays += law.count(id) ? 0 : count;
-    INFO(distributions(p, &q) << "\nx 5, " << n << " pairs of coins (accept, residual) from Rng(2026)");
-    INFO("expected counts near " << show_law(law, n) << " (1 > 3 > 7 > 0 and 8 > 3, as HF asserts)\nfound:    "
+    FEEDBACK(distributions(p, &q) << "\nx 5, " << n << " pairs of coins (accept, residual) from Rng(2026)");
+    FEEDBACK("expected counts near " << show_law(law, n) << " (1 > 3 > 7 > 0 and 8 > 3, as HF asserts)\nfound:    "
                                  << show_counts(counts));
     CHECK(strays == 0);
     CHECK(counts[1] > counts[3]);
@@ -312,14 +313,14 @@ TEST_CASE("ex08.1 tokens drafted from q then verified are distributed as p", "[e
             kept += tokens[run] == xs[run];  // a rejected x never comes back: the residual has nothing at x
             ++counts[tokens[run]];
         }
-        INFO("trial " << trial << ", " << n << " draws, coins from Rng(8): p " << show(p, 3) << "\nq "
+        FEEDBACK("trial " << trial << ", " << n << " draws, coins from Rng(8): p " << show(p, 3) << "\nq "
                       << (deterministic ? "null, x always " + std::to_string(fixed) : show(q, 3) + ", x drawn from q"));
         {
-            INFO("expected x kept in a share " << num(keep_rate, 4) << " of the draws (sum of min(p, q); q null: p(x))"
+            FEEDBACK("expected x kept in a share " << num(keep_rate, 4) << " of the draws (sum of min(p, q); q null: p(x))"
                                                << "\nfound:    " << num(static_cast<double>(kept) / n, 4));
             CHECK(static_cast<double>(kept) / n == Approx(keep_rate).margin(0.015));
         }
-        INFO("expected counts near " << show_law(law, n) << "\nfound:    " << show_counts(counts));
+        FEEDBACK("expected counts near " << show_law(law, n) << "\nfound:    " << show_counts(counts));
         CHECK(chi_squared(counts, law, n) < 27.88);  // 9 degrees of freedom, p = 0.001
     }
 }
@@ -386,7 +387,7 @@ TEST_CASE("ex08.2 the leftmost match wins over later ones", "[ex08.2]") {
         bool caught = false;
         for (const Case& c : cases)
             caught = caught || mutant_lookup(c.sequence, c.max_ngram, c.num_tokens, c.eos_ids, longest) != c.expected;
-        INFO("these cases do not tell Hugging Face's rule from " << name << ": the test itself is broken");
+        FEEDBACK("these cases do not tell Hugging Face's rule from " << name << ": the test itself is broken");
         REQUIRE(caught);
     }
     for (const Case& c : cases) check_lookup(c.sequence, c.max_ngram, c.num_tokens, c.eos_ids, c.expected, c.why);
