@@ -4,6 +4,7 @@
 #include "decodebook/constrain/json_schema.hpp"
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/utf8.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -275,21 +276,7 @@ Ranges intersect(const Ranges& x, const Ranges& y) {
 
 std::string utf8(char32_t cp) {
     std::string out;
-    if (cp < 0x80) {
-        out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-        out += static_cast<char>(0xC0 | (cp >> 6));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        out += static_cast<char>(0xE0 | (cp >> 12));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-        out += static_cast<char>(0xF0 | (cp >> 18));
-        out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-        out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-        out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
+    append_utf8(out, cp);
     return out;
 }
 

@@ -20,6 +20,12 @@ struct Utf8Step {
 /// (no overlongs, no surrogates, nothing above U+10FFFF). Introduced in chapter 00.
 Utf8Step utf8_step(std::string_view bytes);
 
+/// Append the UTF-8 bytes of `code_point` (1 to 4 bytes; the caller keeps it at most U+10FFFF).
+/// Introduced in chapter 00 (the tokenizer's byte characters), used again in chapter 09.
+/// @param out the text to append to
+/// @param code_point the character
+void append_utf8(std::string& out, char32_t code_point);
+
 /// Replace every maximal invalid subpart by U+FFFD, as Python's `bytes.decode("utf-8", "replace")`
 /// does. Introduced in chapter 00.
 std::string to_valid_utf8(std::string_view bytes);
