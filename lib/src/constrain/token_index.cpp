@@ -109,7 +109,7 @@ void keep_only(std::span<float> logits, const std::vector<int>& allowed) {
         const size_t to = std::min(static_cast<size_t>(id), logits.size());
         std::fill(logits.begin() + static_cast<std::ptrdiff_t>(from), logits.begin() + static_cast<std::ptrdiff_t>(to),
                   -INFINITY);
-        from = std::max(from, to + 1);
+        from = std::min(std::max(from, to + 1), logits.size());  // ids at or past the end mask nothing more
     }
     if (from < logits.size()) std::fill(logits.begin() + static_cast<std::ptrdiff_t>(from), logits.end(), -INFINITY);
 }
