@@ -5,8 +5,8 @@
 // - index build: compile_regex, then TokenIndex's construction (the vocabulary's trie);
 // - mask per step: valid outputs drawn with a fixed seed and tokenized by the vocabulary's own
 //   tokenizer (what a model writes: its canonical tokens), then, at each step of each output, the
-//   decoding chain's mask processor (constraint_mask: the sequence's state, the state's allowed
-//   set, keep_only on V logits) timed alone. Cold: the steps that visit a state for the first
+//   decoding chain's mask processor (constraint_mask: the sequence's state, the state's masked
+//   runs of ids set to -inf on V logits) timed alone. Cold: the steps that visit a state for the first
 //   time in a fresh index (the trie walk). Warm: every step again, every state cached;
 // - the naive scan beside it, on a sample of the same steps: every token's bytes walked through
 //   the DFA from the state (no trie), and PCRE2 partial matches of text + token (O(V) regex calls).
@@ -432,7 +432,7 @@ nlohmann::json run_mask_bench(const MaskBenchOptions& options) {
         vocabularies.emplace_back("GPT-2", std::move(*gpt2));
     const std::vector<BenchConstraint> constraints = bench_constraints();
 
-    std::cout << "  a step = the chain's mask (the sequence's state, its allowed set, keep_only on V logits);\n"
+    std::cout << "  a step = the chain's mask (the sequence's state, its cached set, -inf written over the V logits it masks);\n"
               << "  " << options.documents << " valid outputs per constraint (seeded, tokenized by the vocabulary's "
               << "tokenizer), every step timed;\n  cold = a state's first visit in a fresh index (the trie walk), "
               << "warm = every step again, all states cached;\n  naive = every token tried per step (its bytes "
