@@ -2,7 +2,7 @@
 // fastest this machine's memory allows. Not a test: it prints figures, each with its ratio to
 // the roofline measured in the same run, so a noisy machine shows as low ratios, not as failures.
 //
-//   decodebook-bench [--gpt2-small-dir DIR] [--json FILE] [--naive-tokens 200] ...
+//   decodebook-bench [--gpt2-small-dir DIR] [--json FILE] [--naive-tokens 200] [--part all|model|mask] ...
 //
 // On a GPT-2-124M-shaped model with random weights (written by the library's write_random_gpt2,
 // as decodebook-random-model --gpt2-small does, into DIR when it is not there yet):
@@ -12,6 +12,9 @@
 //   tokens; peak memory; then the cached vs naive ratio on the embedded model; then (chapter 08)
 //   the cost of one decode call verifying k = 1..8 drafted tokens against one decode step on the
 //   GPT-2 124M shape, and the speed-up of speculative decoding on the embedded model.
+// Then (chapter 09, apps/bench_mask.cpp) a constraint's index build time and its token mask's cost
+// per decoding step, on the embedded vocabulary and on GPT-2's 50,257 tokens (installed by
+// tools/install-deps.sh --bench; --gpt2-vocab DIR). `--part model` or `--part mask` runs one half.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -40,6 +43,8 @@
 #include "decodebook/model/kernels.hpp"
 #include "decodebook/model/kv_cache.hpp"
 #include "decodebook/model/roofline.hpp"
+
+#include "bench_mask.hpp"
 
 using namespace decodebook;
 namespace fs = std::filesystem;
@@ -188,12 +193,206 @@ std::string percent_of(double part, double whole, const char* of) {
     return buf;
 }
 
+// Chapters 07 and 08 on the GPT-2-124M-shaped model (and the embedded one): decode against the
+// roofline, prefill per BLAS, memory, cached vs naive, speculative decoding. Prints and fills `report`.
+void measure_model(const CommandLine& cl, nlohmann::json& report) {
+    const int decode_tokens = cl.extra_int("decode-tokens", 2, 1000);
+    const int prefill_tokens = cl.extra_int("prefill-tokens", 1, 1000);
+    const int naive_tokens = cl.extra_int("naive-tokens", 0, 1000);
+    const int max_threads = cl.extra_int("max-threads", 1, 64);
+    const int rounds = cl.extra_int("rounds", 1, 20);
+    std::vector<std::string> blas_list;
+    for (size_t a = 0, b; a <= cl.extra.at("blas-list").size(); a = b + 1) {
+        b = std::min(cl.extra.at("blas-list").find(',', a), cl.extra.at("blas-list").size());
+        if (b > a) blas_list.push_back(cl.extra.at("blas-list").substr(a, b - a));
+    }
+    if (blas_list.empty()) throw Error("--blas-list is empty", "pass e.g. --blas-list openblas,blis");
+    const std::string dir = cl.extra.at("gpt2-small-dir");
+    const bool writes_model = !fs::exists(fs::path(dir) / "model.safetensors");
+    if (writes_model) {
+        std::cout << "writing a GPT-2-124M-shaped model with random weights to " << dir << " (once) ...\n";
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        if (ec || !fs::is_directory(dir)) {
+            throw Error("cannot make the model folder '" + dir + "': " + (ec ? ec.message() : "not a folder"),
+                        "pass --gpt2-small-dir with a folder that can be written (or remove a dangling link)");
+        }
+        write_random_gpt2(dir, gpt2_small_config(), 1, DType::F16);  // as decodebook-random-model --gpt2-small
+    }
+    std::cout << "decodebook-bench: GPT-2 124M shape, random weights, float32, greedy\n";
+    const double rss_before = peak_rss_bytes();
+    const Gpt2 model = Gpt2::load(dir);
+    const ModelConfig& mc = model.config();
+    const double weight_bytes = static_cast<double>(model.decode_weight_bytes());
+    set_num_threads(1);
+
+    // 1. decode on 1..N threads against the roofline: every weight read once per token, at this
+    // machine's read bandwidth. Each round measures the bandwidth, decode on as many threads and
+    // the bandwidth again, so decode is held against the machine it ran on: a shared host's
+    // bandwidth can change between rounds (two threads here read about 54 GB/s for minutes, then
+    // 88). The figures are those of the round with the fastest decode (other work only ever
+    // slows a measurement down), against the higher of that round's two bandwidth readings.
+    std::vector<double> decode_tps(static_cast<size_t>(max_threads), 0.0), bandwidth(decode_tps),
+        bandwidth_highest(decode_tps);
+    // peak memory of loading, one prefill and a decode run, before the bandwidth measurement's buffer
+    prefill_seconds(model, static_cast<size_t>(prefill_tokens), 1);
+    decode_seconds_per_token(model, decode_tokens, 1);
+    const double peak = peak_rss_bytes();
+    for (int t = 1; t <= max_threads; ++t) {
+        set_num_threads(t);
+        for (int r = 0; r < rounds; ++r) {
+            const double before = measure_read_bandwidth(size_t{1} << 29, t, 2);
+            const double tps = 1.0 / decode_seconds_per_token(model, decode_tokens, 1);
+            const double read = std::max(before, measure_read_bandwidth(size_t{1} << 29, t, 2));
+            bandwidth_highest[t - 1] = std::max(bandwidth_highest[t - 1], read);
+            if (tps > decode_tps[t - 1]) {
+                decode_tps[t - 1] = tps;
+                bandwidth[t - 1] = read;
+            }
+        }
+    }
+    set_num_threads(1);
+    const double cache_bytes = static_cast<double>(
+        kv_cache_bytes(mc.n_layer, prefill_tokens, mc.n_embd, sizeof(float)));
+
+    // 2. prefill on 1 thread with each BLAS library
+    struct PrefillRun {
+        std::string blas, description, missing;  // missing: why it could not be loaded
+        double tokens_per_s = 0;
+    };
+    std::vector<PrefillRun> prefill_runs;
+    for (const std::string& name : blas_list) {
+        PrefillRun run{name, "", "", 0};
+        try {
+            run.description = use_blas(name);
+        } catch (const Error& e) {
+            const std::string message = e.what();  // "problem\n  fix: ...": the problem fits the table
+            run.missing = message.substr(0, message.find('\n'));
+            prefill_runs.push_back(run);
+            continue;
+        }
+        run.tokens_per_s = prefill_tokens / prefill_seconds(model, static_cast<size_t>(prefill_tokens), 3);
+        prefill_runs.push_back(run);
+    }
+    use_blas("openblas");
+    const double prefill_tps = prefill_runs.front().tokens_per_s;  // the first of the list (default: the linked one)
+
+    std::cout << "\nmachine\n";
+    row("BLAS linked (prefill's GEMM by default)", blas_description());
+    row("decode kernels compiled for", kernel_target());
+    for (int t = 1; t <= max_threads; ++t)
+        row(("read bandwidth, " + std::to_string(t) + " thread(s)").c_str(), fixed(bandwidth[t - 1] / 1e9, 1, "GB/s"),
+            "highest in the run: " + fixed(bandwidth_highest[t - 1] / 1e9, 1, "GB/s"));
+    std::cout << "\ndecode (" << decode_tokens << " new tokens; roofline = bandwidth / "
+              << fixed(weight_bytes / 1e6, 1, "MB") << " of weights per token; the fastest of " << rounds
+              << " rounds, against the bandwidth read just before and after it)\n";
+    for (int t = 1; t <= max_threads; ++t) {
+        const double roof = bandwidth[t - 1] / weight_bytes;
+        row(("roofline, " + std::to_string(t) + " thread(s)").c_str(), fixed(roof, 1, "tokens/s"));
+        row(("decode, " + std::to_string(t) + " thread(s)").c_str(), fixed(decode_tps[t - 1], 1, "tokens/s"),
+            percent_of(decode_tps[t - 1], roof, "roofline"));
+        if (decode_tps[t - 1] > roof)
+            std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
+        report["decode"].push_back({{"threads", t},
+                                    {"tokens_per_s", decode_tps[t - 1]},
+                                    {"roofline_tokens_per_s", roof},
+                                    {"read_bandwidth_bytes_per_s", bandwidth[t - 1]},
+                                    {"read_bandwidth_highest_bytes_per_s", bandwidth_highest[t - 1]}});
+    }
+    // 2 flops per weight per prompt token in the blocks; the lm_head (V x C) runs for the last one only
+    const double lm_head = static_cast<double>(mc.vocab_size) * mc.n_embd;
+    const double prefill_flops = 2.0 * (weight_bytes / sizeof(float) - lm_head) * prefill_tokens + 2.0 * lm_head;
+    std::cout << "\nprefill (" << prefill_tokens << "-token prompt, 1 thread; llama.cpp: 480-500 tokens/s)\n";
+    for (const PrefillRun& run : prefill_runs) {
+        if (!run.missing.empty()) {
+            row(("prefill, --blas " + run.blas).c_str(), "not measured", run.missing);
+            report["prefill_by_blas"].push_back({{"blas", run.blas}, {"error", run.missing}});
+            continue;
+        }
+        const double gflops = prefill_flops / (prefill_tokens / run.tokens_per_s) / 1e9;
+        row(("prefill, --blas " + run.blas).c_str(), fixed(run.tokens_per_s, 1, "tokens/s"),
+            fixed(gflops, 1, "GFLOP/s, ") + percent_of(run.tokens_per_s, 480.0, "480"));
+        row("", run.description);
+        report["prefill_by_blas"].push_back({{"blas", run.blas}, {"description", run.description},
+                                             {"tokens_per_s", run.tokens_per_s}, {"gflops", gflops}});
+    }
+    if (prefill_tps > 0) row("prefill / decode per token", fixed(prefill_tps / decode_tps[0], 1, "x"), "decode is bandwidth-bound");
+    std::cout << "\nmemory\n";
+    row("weights in memory (float32)", fixed(weight_bytes / 1e6, 1, "MB"));
+    row("KV cache of the prefill run", fixed(cache_bytes / 1e6, 1, "MB"));
+    row("peak resident memory", fixed(peak / 1e6, 1, "MB"),
+        percent_of(peak, weight_bytes + cache_bytes, "weights + cache"));
+    if (writes_model) std::cout << "  (this run also wrote the model, which peaks higher: run again for the loader's figure)\n";
+    report["prefill"] = {{"tokens", prefill_tokens}, {"tokens_per_s", prefill_tps}, {"blas", prefill_runs.front().description}};
+    report["memory"] = {{"peak_rss_bytes", peak}, {"rss_before_load_bytes", rss_before},
+                        {"weights_bytes", weight_bytes}, {"cache_bytes", cache_bytes}};
+    report["kernels"] = kernel_target();
+
+    // 3. cached vs naive, on this model and on the embedded one
+    if (naive_tokens > 0) {
+        std::cout << "\ncached vs naive (" << naive_tokens << " new tokens, 1 thread)\n";
+        const auto [naive, cached] = naive_and_cached_seconds(model, naive_tokens);
+        row("GPT-2 124M shape: naive loop", fixed(naive, 2, "s"));
+        row("GPT-2 124M shape: cached loop", fixed(cached, 2, "s"), fixed(naive / cached, 1, "x faster"));
+        const Gpt2 small = Gpt2::load(cl.model_dir);
+        const int small_tokens = std::min(naive_tokens, small.config().n_positions - 8);
+        const auto [naive_s, cached_s] = naive_and_cached_seconds(small, small_tokens);
+        row(("embedded model (" + std::to_string(small_tokens) + " tokens): naive").c_str(), fixed(naive_s * 1e3, 1, "ms"));
+        row(("embedded model (" + std::to_string(small_tokens) + " tokens): cached").c_str(),
+            fixed(cached_s * 1e3, 1, "ms"), fixed(naive_s / cached_s, 1, "x faster"));
+        report["cached_vs_naive"] = {{"new_tokens", naive_tokens}, {"naive_s", naive}, {"cached_s", cached},
+                                     {"embedded_new_tokens", small_tokens},
+                                     {"embedded_naive_s", naive_s}, {"embedded_cached_s", cached_s}};
+    }
+    // 4. speculative decoding (chapter 08): verification on the GPT-2 124M shape, then the
+    // speed-up on the embedded model with prompt lookup and with the draft model
+    std::cout << "\nspeculative decoding (chapter 08; 1 thread)\n";
+    std::cout << "one decode call verifying k drafts (k + 1 tokens, Invariant kernels), GPT-2 124M shape, median "
+                 "of 5 interleaved with single steps:\n";
+    for (int k = 1; k <= 8; ++k) {
+        const auto [one, many] = step_and_verify_seconds(model, k, 5);
+        row(("verify k = " + std::to_string(k)).c_str(), fixed(many * 1e3, 1, "ms"),
+            fixed(many / one, 2, "x one decode step (") + fixed(one * 1e3, 1, "ms)"));
+        report["verify"].push_back({{"k", k}, {"step_s", one}, {"verify_s", many}, {"ratio", many / one}});
+    }
+    {
+        const Gpt2 small = Gpt2::load(cl.model_dir);
+        const Tokenizer tok = Tokenizer::load(cl.model_dir);
+        const std::string draft_dir = resolve_assistant_dir(cl.extra.at("assistant-model"));
+        const std::optional<Gpt2> draft = draft_dir.empty() ? std::nullopt : std::optional<Gpt2>(Gpt2::load(draft_dir));
+        const std::vector<int> prompt = tok.encode("The best way to");
+        GenerationConfig config;
+        config.max_new_tokens = 96;
+        std::cout << "embedded model, greedy, 96 new tokens after 'The best way to' (the fastest of 5):\n";
+        GenerationConfig lookup = config;
+        lookup.prompt_lookup_num_tokens = 4;
+        std::vector<std::pair<std::string, GenerationConfig>> runs{{"prompt lookup (HF, 4 tokens)", lookup}};
+        if (draft) {
+            for (const int k : {2, 4}) {
+                GenerationConfig c = config;
+                c.num_assistant_tokens = k;
+                runs.emplace_back("draft model, k = " + std::to_string(k), c);
+            }
+        }
+        for (const auto& [name, c] : runs) {
+            const SpecFigures f = speculative_figures(small, tok, draft ? &*draft : nullptr, c, prompt, 5);
+            row(name.c_str(), fixed(f.spec_tps, 0, "tokens/s"),
+                fixed(f.spec_tps / f.plain_tps, 2, "x plain (") + fixed(f.plain_tps, 0, "tokens/s), ") +
+                    fixed(static_cast<double>(f.stats.emitted) / f.stats.rounds, 2, "tokens per target call"));
+            report["speculative"].push_back({{"drafter", name}, {"plain_tokens_per_s", f.plain_tps},
+                                             {"speculative_tokens_per_s", f.spec_tps},
+                                             {"tokens_per_call", static_cast<double>(f.stats.emitted) / f.stats.rounds},
+                                             {"acceptance", f.stats.acceptance()}});
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     ProgramInfo info("decodebook-bench",
                      "decode and prefill speed of the cached model against this machine's memory roofline (chapter 07), "
-                     "and what verifying drafts costs (chapter 08)",
+                     "what verifying drafts costs (chapter 08), and what a constraint's token mask costs (chapter 09)",
                      "");
     info.knob_groups = {};  // no decoding knobs: it measures greedy decoding
     info.extra = {{"gpt2-small-dir", "folder of the GPT-2-124M-shaped random model (written there if missing)",
@@ -205,204 +404,25 @@ int main(int argc, char** argv) {
                   {"max-threads", "measure decode on 1..N threads", "2"},
                   {"rounds", "rounds of (read bandwidth, decode, read bandwidth) per thread count; the fastest decode counts, against its own round's bandwidth", "3"},
                   {"blas-list", "BLAS libraries to measure prefill with, comma-separated (see --blas)", "openblas,blis"},
-                  {"assistant-model", "the draft model of the speculative figures (chapter 08)", builtin_draft_dir()}};
+                  {"assistant-model", "the draft model of the speculative figures (chapter 08)", builtin_draft_dir()},
+                  {"part", "what to measure: all, model (chapters 07-08) or mask (constrained decoding, chapter 09)", "all"},
+                  {"gpt2-vocab", "GPT-2's vocabulary folder (vocab.json + merges.txt) for the mask figures; "
+                                 "tools/install-deps.sh --bench puts it here", default_gpt2_vocab_dir()},
+                  {"mask-documents", "valid outputs per constraint whose decoding steps the mask figures time", "40"}};
     const CommandLine cl = parse_command_line(argc, argv, info);
     return run_program([&] {
-        const int decode_tokens = cl.extra_int("decode-tokens", 2, 1000);
-        const int prefill_tokens = cl.extra_int("prefill-tokens", 1, 1000);
-        const int naive_tokens = cl.extra_int("naive-tokens", 0, 1000);
-        const int max_threads = cl.extra_int("max-threads", 1, 64);
-        const int rounds = cl.extra_int("rounds", 1, 20);
-        std::vector<std::string> blas_list;
-        for (size_t a = 0, b; a <= cl.extra.at("blas-list").size(); a = b + 1) {
-            b = std::min(cl.extra.at("blas-list").find(',', a), cl.extra.at("blas-list").size());
-            if (b > a) blas_list.push_back(cl.extra.at("blas-list").substr(a, b - a));
-        }
-        if (blas_list.empty()) throw Error("--blas-list is empty", "pass e.g. --blas-list openblas,blis");
+        const std::string part = cl.extra.at("part");
+        if (part != "all" && part != "model" && part != "mask")
+            throw Error("--part is '" + part + "'", "pass --part all, --part model or --part mask");
+        const int mask_documents = cl.extra_int("mask-documents", 1, 1000);
         const std::string json_path = cl.extra.at("json");
         if (!json_path.empty()) {  // refuse an unwritable report before minutes of measuring
             std::ofstream probe(json_path, std::ios::app);
             if (!probe) throw Error("cannot write '" + json_path + "'", "give --json a file in a writable folder");
         }
         nlohmann::json report;
-        const std::string dir = cl.extra.at("gpt2-small-dir");
-        const bool writes_model = !fs::exists(fs::path(dir) / "model.safetensors");
-        if (writes_model) {
-            std::cout << "writing a GPT-2-124M-shaped model with random weights to " << dir << " (once) ...\n";
-            std::error_code ec;
-            fs::create_directories(dir, ec);
-            if (ec || !fs::is_directory(dir)) {
-                throw Error("cannot make the model folder '" + dir + "': " + (ec ? ec.message() : "not a folder"),
-                            "pass --gpt2-small-dir with a folder that can be written (or remove a dangling link)");
-            }
-            write_random_gpt2(dir, gpt2_small_config(), 1, DType::F16);  // as decodebook-random-model --gpt2-small
-        }
-        std::cout << "decodebook-bench: GPT-2 124M shape, random weights, float32, greedy\n";
-        const double rss_before = peak_rss_bytes();
-        const Gpt2 model = Gpt2::load(dir);
-        const ModelConfig& mc = model.config();
-        const double weight_bytes = static_cast<double>(model.decode_weight_bytes());
-        set_num_threads(1);
-
-        // 1. decode on 1..N threads against the roofline: every weight read once per token, at this
-        // machine's read bandwidth. Each round measures the bandwidth, decode on as many threads and
-        // the bandwidth again, so decode is held against the machine it ran on: a shared host's
-        // bandwidth can change between rounds (two threads here read about 54 GB/s for minutes, then
-        // 88). The figures are those of the round with the fastest decode (other work only ever
-        // slows a measurement down), against the higher of that round's two bandwidth readings.
-        std::vector<double> decode_tps(static_cast<size_t>(max_threads), 0.0), bandwidth(decode_tps),
-            bandwidth_highest(decode_tps);
-        // peak memory of loading, one prefill and a decode run, before the bandwidth measurement's buffer
-        prefill_seconds(model, static_cast<size_t>(prefill_tokens), 1);
-        decode_seconds_per_token(model, decode_tokens, 1);
-        const double peak = peak_rss_bytes();
-        for (int t = 1; t <= max_threads; ++t) {
-            set_num_threads(t);
-            for (int r = 0; r < rounds; ++r) {
-                const double before = measure_read_bandwidth(size_t{1} << 29, t, 2);
-                const double tps = 1.0 / decode_seconds_per_token(model, decode_tokens, 1);
-                const double read = std::max(before, measure_read_bandwidth(size_t{1} << 29, t, 2));
-                bandwidth_highest[t - 1] = std::max(bandwidth_highest[t - 1], read);
-                if (tps > decode_tps[t - 1]) {
-                    decode_tps[t - 1] = tps;
-                    bandwidth[t - 1] = read;
-                }
-            }
-        }
-        set_num_threads(1);
-        const double cache_bytes = static_cast<double>(
-            kv_cache_bytes(mc.n_layer, prefill_tokens, mc.n_embd, sizeof(float)));
-
-        // 2. prefill on 1 thread with each BLAS library
-        struct PrefillRun {
-            std::string blas, description, missing;  // missing: why it could not be loaded
-            double tokens_per_s = 0;
-        };
-        std::vector<PrefillRun> prefill_runs;
-        for (const std::string& name : blas_list) {
-            PrefillRun run{name, "", "", 0};
-            try {
-                run.description = use_blas(name);
-            } catch (const Error& e) {
-                const std::string message = e.what();  // "problem\n  fix: ...": the problem fits the table
-                run.missing = message.substr(0, message.find('\n'));
-                prefill_runs.push_back(run);
-                continue;
-            }
-            run.tokens_per_s = prefill_tokens / prefill_seconds(model, static_cast<size_t>(prefill_tokens), 3);
-            prefill_runs.push_back(run);
-        }
-        use_blas("openblas");
-        const double prefill_tps = prefill_runs.front().tokens_per_s;  // the first of the list (default: the linked one)
-
-        std::cout << "\nmachine\n";
-        row("BLAS linked (prefill's GEMM by default)", blas_description());
-        row("decode kernels compiled for", kernel_target());
-        for (int t = 1; t <= max_threads; ++t)
-            row(("read bandwidth, " + std::to_string(t) + " thread(s)").c_str(), fixed(bandwidth[t - 1] / 1e9, 1, "GB/s"),
-                "highest in the run: " + fixed(bandwidth_highest[t - 1] / 1e9, 1, "GB/s"));
-        std::cout << "\ndecode (" << decode_tokens << " new tokens; roofline = bandwidth / "
-                  << fixed(weight_bytes / 1e6, 1, "MB") << " of weights per token; the fastest of " << rounds
-                  << " rounds, against the bandwidth read just before and after it)\n";
-        for (int t = 1; t <= max_threads; ++t) {
-            const double roof = bandwidth[t - 1] / weight_bytes;
-            row(("roofline, " + std::to_string(t) + " thread(s)").c_str(), fixed(roof, 1, "tokens/s"));
-            row(("decode, " + std::to_string(t) + " thread(s)").c_str(), fixed(decode_tps[t - 1], 1, "tokens/s"),
-                percent_of(decode_tps[t - 1], roof, "roofline"));
-            if (decode_tps[t - 1] > roof)
-                std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
-            report["decode"].push_back({{"threads", t},
-                                        {"tokens_per_s", decode_tps[t - 1]},
-                                        {"roofline_tokens_per_s", roof},
-                                        {"read_bandwidth_bytes_per_s", bandwidth[t - 1]},
-                                        {"read_bandwidth_highest_bytes_per_s", bandwidth_highest[t - 1]}});
-        }
-        // 2 flops per weight per prompt token in the blocks; the lm_head (V x C) runs for the last one only
-        const double lm_head = static_cast<double>(mc.vocab_size) * mc.n_embd;
-        const double prefill_flops = 2.0 * (weight_bytes / sizeof(float) - lm_head) * prefill_tokens + 2.0 * lm_head;
-        std::cout << "\nprefill (" << prefill_tokens << "-token prompt, 1 thread; llama.cpp: 480-500 tokens/s)\n";
-        for (const PrefillRun& run : prefill_runs) {
-            if (!run.missing.empty()) {
-                row(("prefill, --blas " + run.blas).c_str(), "not measured", run.missing);
-                report["prefill_by_blas"].push_back({{"blas", run.blas}, {"error", run.missing}});
-                continue;
-            }
-            const double gflops = prefill_flops / (prefill_tokens / run.tokens_per_s) / 1e9;
-            row(("prefill, --blas " + run.blas).c_str(), fixed(run.tokens_per_s, 1, "tokens/s"),
-                fixed(gflops, 1, "GFLOP/s, ") + percent_of(run.tokens_per_s, 480.0, "480"));
-            row("", run.description);
-            report["prefill_by_blas"].push_back({{"blas", run.blas}, {"description", run.description},
-                                                 {"tokens_per_s", run.tokens_per_s}, {"gflops", gflops}});
-        }
-        if (prefill_tps > 0) row("prefill / decode per token", fixed(prefill_tps / decode_tps[0], 1, "x"), "decode is bandwidth-bound");
-        std::cout << "\nmemory\n";
-        row("weights in memory (float32)", fixed(weight_bytes / 1e6, 1, "MB"));
-        row("KV cache of the prefill run", fixed(cache_bytes / 1e6, 1, "MB"));
-        row("peak resident memory", fixed(peak / 1e6, 1, "MB"),
-            percent_of(peak, weight_bytes + cache_bytes, "weights + cache"));
-        if (writes_model) std::cout << "  (this run also wrote the model, which peaks higher: run again for the loader's figure)\n";
-        report["prefill"] = {{"tokens", prefill_tokens}, {"tokens_per_s", prefill_tps}, {"blas", prefill_runs.front().description}};
-        report["memory"] = {{"peak_rss_bytes", peak}, {"rss_before_load_bytes", rss_before},
-                            {"weights_bytes", weight_bytes}, {"cache_bytes", cache_bytes}};
-        report["kernels"] = kernel_target();
-
-        // 3. cached vs naive, on this model and on the embedded one
-        if (naive_tokens > 0) {
-            std::cout << "\ncached vs naive (" << naive_tokens << " new tokens, 1 thread)\n";
-            const auto [naive, cached] = naive_and_cached_seconds(model, naive_tokens);
-            row("GPT-2 124M shape: naive loop", fixed(naive, 2, "s"));
-            row("GPT-2 124M shape: cached loop", fixed(cached, 2, "s"), fixed(naive / cached, 1, "x faster"));
-            const Gpt2 small = Gpt2::load(cl.model_dir);
-            const int small_tokens = std::min(naive_tokens, small.config().n_positions - 8);
-            const auto [naive_s, cached_s] = naive_and_cached_seconds(small, small_tokens);
-            row(("embedded model (" + std::to_string(small_tokens) + " tokens): naive").c_str(), fixed(naive_s * 1e3, 1, "ms"));
-            row(("embedded model (" + std::to_string(small_tokens) + " tokens): cached").c_str(),
-                fixed(cached_s * 1e3, 1, "ms"), fixed(naive_s / cached_s, 1, "x faster"));
-            report["cached_vs_naive"] = {{"new_tokens", naive_tokens}, {"naive_s", naive}, {"cached_s", cached},
-                                         {"embedded_new_tokens", small_tokens},
-                                         {"embedded_naive_s", naive_s}, {"embedded_cached_s", cached_s}};
-        }
-        // 4. speculative decoding (chapter 08): verification on the GPT-2 124M shape, then the
-        // speed-up on the embedded model with prompt lookup and with the draft model
-        std::cout << "\nspeculative decoding (chapter 08; 1 thread)\n";
-        std::cout << "one decode call verifying k drafts (k + 1 tokens, Invariant kernels), GPT-2 124M shape, median "
-                     "of 5 interleaved with single steps:\n";
-        for (int k = 1; k <= 8; ++k) {
-            const auto [one, many] = step_and_verify_seconds(model, k, 5);
-            row(("verify k = " + std::to_string(k)).c_str(), fixed(many * 1e3, 1, "ms"),
-                fixed(many / one, 2, "x one decode step (") + fixed(one * 1e3, 1, "ms)"));
-            report["verify"].push_back({{"k", k}, {"step_s", one}, {"verify_s", many}, {"ratio", many / one}});
-        }
-        {
-            const Gpt2 small = Gpt2::load(cl.model_dir);
-            const Tokenizer tok = Tokenizer::load(cl.model_dir);
-            const std::string draft_dir = resolve_assistant_dir(cl.extra.at("assistant-model"));
-            const std::optional<Gpt2> draft = draft_dir.empty() ? std::nullopt : std::optional<Gpt2>(Gpt2::load(draft_dir));
-            const std::vector<int> prompt = tok.encode("The best way to");
-            GenerationConfig config;
-            config.max_new_tokens = 96;
-            std::cout << "embedded model, greedy, 96 new tokens after 'The best way to' (the fastest of 5):\n";
-            GenerationConfig lookup = config;
-            lookup.prompt_lookup_num_tokens = 4;
-            std::vector<std::pair<std::string, GenerationConfig>> runs{{"prompt lookup (HF, 4 tokens)", lookup}};
-            if (draft) {
-                for (const int k : {2, 4}) {
-                    GenerationConfig c = config;
-                    c.num_assistant_tokens = k;
-                    runs.emplace_back("draft model, k = " + std::to_string(k), c);
-                }
-            }
-            for (const auto& [name, c] : runs) {
-                const SpecFigures f = speculative_figures(small, tok, draft ? &*draft : nullptr, c, prompt, 5);
-                row(name.c_str(), fixed(f.spec_tps, 0, "tokens/s"),
-                    fixed(f.spec_tps / f.plain_tps, 2, "x plain (") + fixed(f.plain_tps, 0, "tokens/s), ") +
-                        fixed(static_cast<double>(f.stats.emitted) / f.stats.rounds, 2, "tokens per target call"));
-                report["speculative"].push_back({{"drafter", name}, {"plain_tokens_per_s", f.plain_tps},
-                                                 {"speculative_tokens_per_s", f.spec_tps},
-                                                 {"tokens_per_call", static_cast<double>(f.stats.emitted) / f.stats.rounds},
-                                                 {"acceptance", f.stats.acceptance()}});
-            }
-        }
+        if (part != "mask") measure_model(cl, report);
+        if (part != "model") report["mask"] = run_mask_bench({cl.model_dir, cl.extra.at("gpt2-vocab"), mask_documents});
         if (!json_path.empty()) {
             std::ofstream(json_path) << report.dump(2) << "\n";
             std::cout << "\nwrote " << json_path << "\n";

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/rng.hpp"
 #include "decodebook/base/vocabulary.hpp"
 #include "decodebook/constrain/regex.hpp"
 #include "decodebook/constrain/token_index.hpp"
@@ -170,6 +171,38 @@ TEST_CASE("the trie serves tokens that share a prefix and keep_only masks the re
     std::vector<float> z{1, 2, 3, 4, 5};
     keep_only(z, {1, 3});
     CHECK((std::isinf(z[0]) && z[1] == 2 && std::isinf(z[2]) && z[3] == 4 && std::isinf(z[4])));
+}
+
+TEST_CASE("masked_ranges are the ids keep_only masks, as runs, and mask_ranges masks them", "[constraint]") {
+    using R = std::vector<IdRange>;
+    constexpr uint32_t end = IdRange::kToTheEnd;
+    CHECK(masked_ranges({1, 3}) == R{{0, 1}, {2, 3}, {4, end}});
+    CHECK(masked_ranges({}) == R{{0, end}});
+    CHECK(masked_ranges({0, 1, 2}) == R{{3, end}});
+    CHECK(masked_ranges({2, 3, 7}) == R{{0, 2}, {4, 7}, {8, end}});
+    // the same logits as keep_only for random allowed sets, logits shorter and longer than the ids
+    Rng rng(9);
+    for (int trial = 0; trial < 300; ++trial) {
+        Ids allowed;
+        const double density = rng.coin();
+        for (int id = 0; id < 40; ++id)
+            if (rng.coin() < density) allowed.push_back(id);
+        for (const size_t n : {size_t{0}, size_t{25}, size_t{40}, size_t{55}}) {
+            std::vector<float> by_ids(n), by_runs(n);
+            for (size_t i = 0; i < n; ++i) by_ids[i] = by_runs[i] = static_cast<float>(i);
+            Ids below;  // keep_only takes ids below the logits' length; mask_ranges ignores the rest
+            std::copy_if(allowed.begin(), allowed.end(), std::back_inserter(below), [n](int id) { return static_cast<size_t>(id) < n; });
+            keep_only(by_ids, below);
+            mask_ranges(by_runs, masked_ranges(allowed));
+            INFO("trial " << trial << ", " << n << " logits");
+            CHECK(by_runs == by_ids);
+        }
+    }
+    // the index keeps them beside each state's allowed set; a dead end masks everything
+    TokenIndex index(compile_regex("(ab)+"), toy({"a", "b", "ab", "<eos>"}, {3}), {3});
+    const int32_t s = index.state_after(Ids{2});
+    CHECK(index.masked(s) == masked_ranges(index.allowed(s)));
+    CHECK(index.masked(Dfa::kDead) == R{{0, end}});
 }
 
 TEST_CASE("the state is derived from the tokens so a rolled-back sequence needs nothing more", "[constraint]") {

