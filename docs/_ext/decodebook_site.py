@@ -140,16 +140,21 @@ class ExerciseDirective(SphinxDirective):
         lines = []
         for f in e["files"]:
             lines += [f".. literalinclude:: /../{f}", "   :language: cpp", f"   :caption: {f} (your stub)", ""]
-        lines += [".. details:: Hint", "   :class: db-hint", "", "   HINT_PLACEHOLDER", ""]
+        # The hint's tiers (a nudge first), each folded on its own: open only as many as you need.
+        tiers = e["hint"] if isinstance(e["hint"], list) else [e["hint"]]
+        for i in range(len(tiers)):
+            title = "Hint" if len(tiers) == 1 else f"Hint {i + 1} of {len(tiers)}"
+            lines += [f".. details:: {title}", "   :class: db-hint", "", f"   HINT_PLACEHOLDER_{i}", ""]
         lines += [".. details:: Show solution", "   :class: db-solution", ""]
         for f in e["solution_files"]:
             lines += [f"   .. literalinclude:: /../{f}", "      :language: cpp", f"      :caption: {f}", ""]
         parse_rst(self, lines, box)
         # The hint is plain text with `code` spans: build its nodes directly (no RST escaping issues).
         for para in box.traverse(nodes.paragraph):
-            if para.astext() == "HINT_PLACEHOLDER":
+            if para.astext().startswith("HINT_PLACEHOLDER_"):
+                tier = tiers[int(para.astext().rsplit("_", 1)[1])]
                 para.children = []
-                para += inline_code(e["hint"])
+                para += inline_code(tier)
         return [box]
 
 
@@ -208,9 +213,12 @@ class ExerciseListDirective(SphinxDirective):
             line += nodes.literal(grade, grade)
             line += nodes.Text(".")
             item += line
-            hint = details(summary="Hint", classes=["db-hint"])
-            hint += nodes.paragraph("", "", *inline_code(e["hint"]))
-            item += hint
+            tiers = e["hint"] if isinstance(e["hint"], list) else [e["hint"]]
+            for i, tier in enumerate(tiers):  # each tier folded on its own, a nudge first
+                hint = details(summary="Hint" if len(tiers) == 1 else f"Hint {i + 1} of {len(tiers)}",
+                               classes=["db-hint"])
+                hint += nodes.paragraph("", "", *inline_code(tier))
+                item += hint
             items += item
         summary = nodes.paragraph()
         summary += nodes.Text(f"{len(exercises)} exercises, {total} points in all. "

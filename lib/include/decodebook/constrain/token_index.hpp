@@ -43,6 +43,7 @@ struct IdRange {
     uint32_t end = 0;    ///< one past the last (kToTheEnd: up to the logits' end, whatever their length)
     /// The end of a run that covers every id after its begin.
     static constexpr uint32_t kToTheEnd = UINT32_MAX;
+    /// Two runs are equal when they cover the same ids.
     bool operator==(const IdRange&) const = default;
 };
 
