@@ -111,11 +111,14 @@ std::vector<int> allowed_step_by_step(const Session& s, CsvRows& csv) {
     const Generation g = generate_cached(s.model, s.tokenizer, s.prompt, config, make_sampler(config, config.seed));
     TokenIndex& idx = *c->index;
     const int V = idx.vocabulary_size();
-    std::printf("\nOn the model (%d tokens), greedy under the JSON schema %s\n", V, kPersonSchema);
+    std::printf("\nOn the model (%s tokens), greedy under the JSON schema %s\n", with_commas(static_cast<uint64_t>(V)).c_str(),
+                kPersonSchema);
     std::string first;
     int shown = 0;
     for (int id : idx.allowed(idx.dfa().start)) {
-        if (shown++ < 10) first += (first.empty() ? "" : " ") + visible_token(s.tokenizer.token_bytes(id));
+        if (shown++ >= 10) continue;
+        if (!first.empty()) first += ' ';
+        first += visible_token(s.tokenizer.token_bytes(id));
     }
     const size_t at_start = idx.allowed(idx.dfa().start).size();
     std::printf("The start state allows %zu token%s: %s%s\n", at_start, at_start == 1 ? "" : "s", first.c_str(),
@@ -131,7 +134,8 @@ std::vector<int> allowed_step_by_step(const Session& s, CsvRows& csv) {
         const bool spans = spans_elements(bytes);
         if (spans) {
             ++spanning;
-            spanning_tokens += (spanning_tokens.empty() ? "" : " ") + visible_token(bytes);
+            if (!spanning_tokens.empty()) spanning_tokens += ' ';
+            spanning_tokens += visible_token(bytes);
         }
         csv.push_back({"allowed_greedy", static_cast<double>(i), static_cast<double>(allowed), ""});
         std::printf("  %-5zu %-7d %-18s %-16s %s\n", i, state,
