@@ -47,6 +47,7 @@ TokenTrie::TokenTrie(const Vocabulary& vocabulary) {
     }
 }
 
+// [ch09:trie-walk]
 std::vector<int> TokenTrie::live_tokens(const Dfa& dfa, int32_t state) const {
     std::vector<int> out;
     if (state == Dfa::kDead) return out;
@@ -65,7 +66,9 @@ std::vector<int> TokenTrie::live_tokens(const Dfa& dfa, int32_t state) const {
     std::sort(out.begin(), out.end());
     return out;
 }
+// [/ch09:trie-walk]
 
+// [ch09:allowed-tokens]
 std::vector<int> allowed_tokens(const Dfa& dfa, int32_t state, const Vocabulary& vocabulary,
                                 std::span<const int> eos_ids) {
     for (int id : eos_ids)
@@ -89,6 +92,7 @@ std::vector<int> allowed_tokens(const Dfa& dfa, int32_t state, const Vocabulary&
     }
     return out;
 }
+// [/ch09:allowed-tokens]
 
 TokenIndex::TokenIndex(Dfa dfa, const Vocabulary& vocabulary, std::vector<int> eos_ids)
     : dfa_(std::move(dfa)), bytes_(vocabulary.bytes), special_(vocabulary.bytes.size(), 0),
