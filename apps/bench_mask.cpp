@@ -12,9 +12,6 @@
 //   the DFA from the state (no trie), and PCRE2 partial matches of text + token (O(V) regex calls).
 #include "bench_mask.hpp"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -32,6 +29,7 @@
 #include "decodebook/constrain/json_schema.hpp"
 #include "decodebook/constrain/regex.hpp"
 #include "decodebook/constrain/token_index.hpp"
+#include "decodebook/course/naive_mask.hpp"
 #include "decodebook/decoding/constraint.hpp"
 #include "decodebook/model/tokenizer.hpp"
 
@@ -144,58 +142,6 @@ std::vector<BenchConstraint> bench_constraints() {
 
 // ---- the naive scans -------------------------------------------------------------------------
 
-// Every token's bytes walked through the DFA from `state`, one token after another (no trie):
-// the allowed ids, with the EOS rule. Costs the sum of all tokens' lengths per step.
-std::vector<int> naive_dfa_allowed(const TokenIndex& index, const Vocabulary& vocabulary, int32_t state,
-                                   const std::vector<int>& eos_ids) {
-    std::vector<int> ids;
-    for (int id = 0; id < vocabulary.size(); ++id) {
-        const std::string& bytes = vocabulary.bytes[static_cast<size_t>(id)];
-        if (bytes.empty() || vocabulary.is_special(id)) continue;
-        if (index.dfa().walk(state, bytes) != Dfa::kDead) ids.push_back(id);
-    }
-    if (index.accepting(state)) ids.insert(ids.end(), eos_ids.begin(), eos_ids.end());
-    std::sort(ids.begin(), ids.end());
-    return ids;
-}
-
-// "Is text + token a prefix of a match?" asked of PCRE2 for every token: the way a mask is written
-// without an automaton. (?:p)\z with PCRE2_PARTIAL_HARD, as tests/test_regex.cpp's oracle.
-// PCRE2_MATCH_INVALID_UTF: a token may end inside a UTF-8 character.
-class Pcre2Prefix {
-public:
-    explicit Pcre2Prefix(const std::string& pattern) {
-        const std::string anchored = "(?:" + pattern + ")\\z";
-        pcre2_compile_context* context = pcre2_compile_context_create(nullptr);
-        pcre2_set_newline(context, PCRE2_NEWLINE_LF);
-        int error = 0;
-        PCRE2_SIZE offset = 0;
-        code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(anchored.data()), anchored.size(),
-                              PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_ANCHORED | PCRE2_ALLOW_EMPTY_CLASS |
-                                  PCRE2_DOLLAR_ENDONLY,
-                              &error, &offset, context);
-        pcre2_compile_context_free(context);
-        if (code_) pcre2_jit_compile(code_, PCRE2_JIT_PARTIAL_HARD);  // its fastest form, if JIT is there
-        data_ = pcre2_match_data_create(8, nullptr);
-    }
-    ~Pcre2Prefix() {
-        pcre2_match_data_free(data_);
-        pcre2_code_free(code_);
-    }
-    Pcre2Prefix(const Pcre2Prefix&) = delete;
-    Pcre2Prefix& operator=(const Pcre2Prefix&) = delete;
-    bool usable() const { return code_ != nullptr; }
-    bool prefix(std::string_view s) {
-        const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), 0, PCRE2_PARTIAL_HARD,
-                                   data_, nullptr);
-        return rc >= 0 || rc == PCRE2_ERROR_PARTIAL;
-    }
-
-private:
-    pcre2_code* code_ = nullptr;
-    pcre2_match_data* data_ = nullptr;
-};
-
 // Whether `bytes` end inside a UTF-8 character. PCRE2 (PCRE2_MATCH_INVALID_UTF) never reports a
 // partial match of such a subject, while the index rightly allows the token (the next one may
 // complete the character; tests/test_constraint.cpp holds it): those tokens are left out of the
@@ -212,19 +158,6 @@ std::vector<int> judgeable_by_pcre2(const std::vector<int>& allowed, const Vocab
     std::vector<int> ids;
     for (int id : allowed)
         if (!ends_inside_character(vocabulary.bytes[static_cast<size_t>(id)])) ids.push_back(id);
-    return ids;
-}
-
-std::vector<int> naive_pcre2_allowed(Pcre2Prefix& re, const Vocabulary& vocabulary, const std::string& text) {
-    std::vector<int> ids;
-    std::string subject = text;
-    for (int id = 0; id < vocabulary.size(); ++id) {
-        const std::string& bytes = vocabulary.bytes[static_cast<size_t>(id)];
-        if (bytes.empty() || vocabulary.is_special(id)) continue;
-        subject.resize(text.size());
-        subject += bytes;
-        if (re.prefix(subject)) ids.push_back(id);
-    }
     return ids;
 }
 
@@ -319,15 +252,14 @@ MaskFigures measure_constraint(const std::string& vocab_name, const Tokenizer& t
             std::copy(fresh.begin(), fresh.end(), logits.begin());
             auto start = Clock::now();
             const int32_t state = index->state_after(generated);
-            const std::vector<int> dfa_ids = naive_dfa_allowed(*index, tok.vocabulary(), state, eos_ids);
+            const std::vector<int> dfa_ids = allowed_tokens(index->dfa(), state, tok.vocabulary(), eos_ids);
             keep_only(std::span<float>(logits.data(), logits.size()), dfa_ids);
             f.naive_dfa.push_back(micros_since(start));
             if (dfa_ids != index->allowed(state)) ++f.naive_mismatches;
             if (sampled >= 12 || !pcre.usable()) continue;
             start = Clock::now();
-            std::vector<int> pcre_ids = naive_pcre2_allowed(pcre, tok.vocabulary(), tok.decode(std::vector<int>(generated.begin(), generated.end())));
-            if (index->accepting(state)) pcre_ids.insert(pcre_ids.end(), eos_ids.begin(), eos_ids.end());
-            std::sort(pcre_ids.begin(), pcre_ids.end());
+            const std::vector<int> pcre_ids = pcre2_allowed_tokens(
+                pcre, tok.vocabulary(), tok.decode(std::vector<int>(generated.begin(), generated.end())), eos_ids);
             keep_only(std::span<float>(logits.data(), logits.size()), pcre_ids);
             f.naive_pcre2.push_back(micros_since(start));
             if (pcre_ids != judgeable_by_pcre2(index->allowed(state), tok.vocabulary())) ++f.naive_mismatches;

@@ -164,6 +164,35 @@ TEST_CASE("XGrammar test_token_operations: tokens that span JSON's elements", "[
     }
 }
 
+TEST_CASE("an EOS id that is an ordinary token only ends the output", "[constraint]") {
+    // --eos-token-id may name an ordinary token ("." here). It must be allowed exactly where the
+    // output is whole, once, and never walked as text: after "1" in 1\.2 the "." would continue a
+    // match, but as the EOS it would end the output unfinished.
+    const Vocabulary v = toy({"1", "2", ".", "<eos>"}, {3});
+    TokenIndex partial(compile_regex("1\\.2"), v, {2});
+    const int32_t after_1 = partial.next_state(partial.dfa().start, 0);
+    CHECK(partial.allowed(after_1).empty());
+    CHECK(partial.next_state(after_1, 2) == Dfa::kDead);
+    TokenIndex whole(compile_regex("1\\.2|1"), v, {2});
+    CHECK(whole.allowed(whole.next_state(whole.dfa().start, 0)) == Ids{2});  // once, as the EOS
+}
+
+TEST_CASE("allowed_tokens, every token walked on its own, is the index's set in every state", "[constraint]") {
+    // The plain scan (exercise 09.2's twin) against the trie, on the model's vocabulary: every
+    // state of a JSON-ish regex, EOS rule included.
+    const Vocabulary v = golden::tokenizer().vocabulary();
+    const Ids eos{golden::model().config().eos_token_id};
+    const Dfa dfa = compile_regex("\\{\"(a|bc)\": (0|[1-9][0-9]{0,2}|\"[^\"]{0,4}\")\\}");
+    TokenIndex index(dfa, v, eos);
+    for (int32_t s = 0; s < static_cast<int32_t>(dfa.states()); ++s) {
+        INFO("state " << s);
+        CHECK(allowed_tokens(dfa, s, v, eos) == index.allowed(s));
+    }
+    CHECK(allowed_tokens(dfa, Dfa::kDead, v, eos).empty());
+    CHECK_THROWS_WITH(allowed_tokens(dfa, static_cast<int32_t>(dfa.states()), v, eos), Catch::Contains("does not exist"));
+    CHECK_THROWS_WITH(allowed_tokens(dfa, 0, v, Ids{v.size()}), Catch::Contains("outside the vocabulary"));
+}
+
 TEST_CASE("the trie serves tokens that share a prefix and keep_only masks the rest", "[constraint]") {
     TokenTrie trie(toy({"a", "ab", "abc", "b", "", "<s>"}, {5}));
     CHECK(trie.nodes() == 5);  // root, a, ab, abc, b: the empty and the special token have none

@@ -174,4 +174,15 @@ std::vector<int> your_prompt_lookup(std::span<const int> sequence, int max_ngram
     });
 }
 
+int32_t your_walk_token(const Dfa& dfa, int32_t state, std::string_view token) {
+    return sandbox::run<int32_t>("your_walk_token", [&] { return REAL(your_walk_token)(dfa, state, token); });
+}
+
+std::vector<int> your_allowed_tokens(const Dfa& dfa, int32_t state, const Vocabulary& vocabulary,
+                                     std::span<const int> eos_ids) {
+    return sandbox::run<std::vector<int>>("your_allowed_tokens", [&] {
+        return REAL(your_allowed_tokens)(dfa, state, vocabulary, eos_ids);
+    });
+}
+
 }  // namespace decodebook

@@ -16,6 +16,9 @@
 
 // Everything a stub may use, so a stub includes this file and nothing of the library's wings.
 #include "decodebook/base/error.hpp"  // throw Error(problem, fix) on bad input
+#include "decodebook/base/vocabulary.hpp"
+#include "decodebook/constrain/regex.hpp"        // Dfa (chapter 09)
+#include "decodebook/constrain/token_index.hpp"
 #include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/decoding/stop_strings.hpp"
@@ -143,5 +146,27 @@ int your_verify_position(const xt::xtensor<float, 1>& p, const xt::xtensor<float
 /// @param eos_ids a proposal stops before the first of them
 std::vector<int> your_prompt_lookup(std::span<const int> sequence, int max_ngram, int num_tokens,
                                     std::span<const int> eos_ids);
+
+/// Exercise 09.1: one token's walk through a byte automaton: its bytes followed from `state`, one
+/// transition each; Dfa::kDead as soon as a byte has none (the token is allowed in `state` iff the
+/// result is not kDead). See decodebook::Dfa::walk.
+/// @param dfa the automaton (every state live)
+/// @param state a state of `dfa`, or Dfa::kDead (which stays kDead)
+/// @param token the token's bytes (possibly part of a UTF-8 character)
+/// @return the state after the last byte, or Dfa::kDead
+/// @throws Error when `state` is neither kDead nor a state of `dfa`.
+int32_t your_walk_token(const Dfa& dfa, int32_t state, std::string_view token);
+
+/// Exercise 09.2: the tokens a state allows, without a trie: every text token (not special, not
+/// empty, not an EOS id) whose bytes walk `dfa` from `state` to a live state; each EOS id only
+/// when `state` accepts. Ascending, each id once; empty for Dfa::kDead.
+/// See decodebook::allowed_tokens.
+/// @param dfa the automaton (every state live)
+/// @param state a state of `dfa`, or Dfa::kDead
+/// @param vocabulary every id's bytes and the special ids
+/// @param eos_ids the ids that end generation (repeats allowed)
+/// @throws Error when `state` is not a state of `dfa`, or an EOS id is outside the vocabulary.
+std::vector<int> your_allowed_tokens(const Dfa& dfa, int32_t state, const Vocabulary& vocabulary,
+                                     std::span<const int> eos_ids);
 
 }  // namespace decodebook

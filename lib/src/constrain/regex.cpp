@@ -1029,6 +1029,7 @@ void check_utf8_text(std::string_view text, const char* what) {
 
 // ------------------------------------------------------------------------- public
 
+// [ch09:walk]
 int32_t Dfa::walk(int32_t state, std::string_view bytes) const {
     if (state == kDead) return kDead;
     if (state < 0 || static_cast<size_t>(state) >= states())
@@ -1041,6 +1042,7 @@ int32_t Dfa::walk(int32_t state, std::string_view bytes) const {
     }
     return state;
 }
+// [/ch09:walk]
 
 bool Dfa::matches(std::string_view bytes) const {
     if (states() == 0) return false;

@@ -2,9 +2,12 @@
 // state (constrain/token_index.hpp).
 #include "decodebook/constrain/token_index.hpp"
 
+#include "decodebook/base/error.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 #include <utility>
 
 namespace decodebook {
@@ -44,6 +47,7 @@ TokenTrie::TokenTrie(const Vocabulary& vocabulary) {
     }
 }
 
+// [ch09:trie-walk]
 std::vector<int> TokenTrie::live_tokens(const Dfa& dfa, int32_t state) const {
     std::vector<int> out;
     if (state == Dfa::kDead) return out;
@@ -62,6 +66,33 @@ std::vector<int> TokenTrie::live_tokens(const Dfa& dfa, int32_t state) const {
     std::sort(out.begin(), out.end());
     return out;
 }
+// [/ch09:trie-walk]
+
+// [ch09:allowed-tokens]
+std::vector<int> allowed_tokens(const Dfa& dfa, int32_t state, const Vocabulary& vocabulary,
+                                std::span<const int> eos_ids) {
+    for (int id : eos_ids)
+        if (id < 0 || id >= vocabulary.size())
+            throw Error("EOS id " + std::to_string(id) + " is outside the vocabulary (" +
+                            std::to_string(vocabulary.size()) + " ids)",
+                        "pass EOS ids of this vocabulary");
+    std::vector<int> out;
+    if (state == Dfa::kDead) return out;
+    dfa.walk(state, {});  // throws when `state` is not one of dfa's states
+    const bool accepting = dfa.accepting[static_cast<size_t>(state)];
+    for (int id = 0; id < vocabulary.size(); ++id) {
+        const bool eos = std::find(eos_ids.begin(), eos_ids.end(), id) != eos_ids.end();
+        if (eos) {
+            if (accepting) out.push_back(id);  // the output may end here
+            continue;                          // an EOS id is never text, even an ordinary token
+        }
+        const std::string& bytes = vocabulary.bytes[static_cast<size_t>(id)];
+        if (bytes.empty() || vocabulary.is_special(id)) continue;  // nothing to walk, or not text
+        if (dfa.walk(state, bytes) != Dfa::kDead) out.push_back(id);
+    }
+    return out;
+}
+// [/ch09:allowed-tokens]
 
 TokenIndex::TokenIndex(Dfa dfa, const Vocabulary& vocabulary, std::vector<int> eos_ids)
     : dfa_(std::move(dfa)), bytes_(vocabulary.bytes), special_(vocabulary.bytes.size(), 0),
@@ -69,6 +100,8 @@ TokenIndex::TokenIndex(Dfa dfa, const Vocabulary& vocabulary, std::vector<int> e
       dead_{{}, {IdRange{0, IdRange::kToTheEnd}}} {
     for (int id : vocabulary.special)
         if (id >= 0 && static_cast<size_t>(id) < special_.size()) special_[static_cast<size_t>(id)] = 1;
+    for (int id : eos_ids_)
+        if (id >= 0 && static_cast<size_t>(id) < special_.size()) special_[static_cast<size_t>(id)] = 2;
     std::sort(eos_ids_.begin(), eos_ids_.end());
     eos_ids_.erase(std::unique(eos_ids_.begin(), eos_ids_.end()), eos_ids_.end());
 }
@@ -90,6 +123,8 @@ const TokenIndex::Entry& TokenIndex::entry(int32_t state) {
     auto& slot = cache_[static_cast<size_t>(state)];
     if (!slot) {
         std::vector<int> ids = trie_.live_tokens(dfa_, state);
+        // An EOS id that is an ordinary token is in the trie; it only ever ends the output.
+        std::erase_if(ids, [&](int id) { return special_[static_cast<size_t>(id)] == 2; });
         if (accepting(state)) {
             std::vector<int> merged;
             std::merge(ids.begin(), ids.end(), eos_ids_.begin(), eos_ids_.end(), std::back_inserter(merged));

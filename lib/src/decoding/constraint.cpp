@@ -51,6 +51,7 @@ std::shared_ptr<Constraint> make_constraint(const GenerationConfig& config, cons
     return c;
 }
 
+// [ch09:mask]
 Processor constraint_mask(std::shared_ptr<Constraint> c) {
     return {c->name, [c](xt::xtensor<float, 1>& logits, const DecodeContext& context) {
                 TokenIndex& index = *c->index;
@@ -64,6 +65,7 @@ Processor constraint_mask(std::shared_ptr<Constraint> c) {
                 mask_ranges(std::span<float>(logits.data(), logits.size()), index.masked(state));
             }};
 }
+// [/ch09:mask]
 
 StoppingCriterion dead_end_criterion(std::shared_ptr<Constraint> c) {
     return {"dead_end(" + c->name + ")", [c](const StopState& s) -> std::optional<FinishReason> {

@@ -47,10 +47,26 @@ struct IdRange {
     bool operator==(const IdRange&) const = default;
 };
 
+/// The ids `state` allows, found the plain way: every text token's bytes walked from `state` on
+/// their own (no trie), kept when they reach a live state; each EOS id only when `state` accepts,
+/// never walked as text (it ends the output, so it is allowed exactly where the output may end);
+/// a special token never. What TokenIndex computes with one walk of a trie, here V walks, one
+/// per token: exercise 09.2's twin, and the chapter's middle point between a regex engine called
+/// per token and the trie. Introduced in chapter 09.
+/// @param dfa the automaton (every state live)
+/// @param state a state of `dfa`, or Dfa::kDead (then nothing is allowed)
+/// @param vocabulary every id's bytes and the special ids
+/// @param eos_ids the ids that end generation (repeats allowed)
+/// @return the allowed ids, ascending, each once
+/// @throws Error when `state` is not a state of `dfa`, or an EOS id is outside the vocabulary
+std::vector<int> allowed_tokens(const Dfa& dfa, int32_t state, const Vocabulary& vocabulary,
+                                std::span<const int> eos_ids);
+
 /// The tokens a constraint allows, per state of its automaton: a token is allowed when its bytes
 /// walk the automaton to a live state (a prefix of a match); an EOS id only in an accepting
-/// state; a special token never. A state's set is computed the first time it is asked for and
-/// kept. The state of a sequence is derived from its tokens (state_after), so beams and a
+/// state, and never as text (an EOS id that is an ordinary token, as `--eos-token-id` may make
+/// one, still only ends the output); a special token never. A state's set is computed the first
+/// time it is asked for and kept. The state of a sequence is derived from its tokens (state_after), so beams and a
 /// rolled-back speculative round need nothing more. Introduced in chapter 09.
 class TokenIndex {
 public:
@@ -64,7 +80,7 @@ public:
     /// Number of token ids (the vocabulary's size).
     int vocabulary_size() const { return static_cast<int>(bytes_.size()); }
     /// The state after one more token: its bytes walked from `state` (Dfa::kDead when the token
-    /// leaves the language, is special or out of range).
+    /// leaves the language, is special, an EOS id or out of range).
     /// @param state the state before (Dfa::kDead stays kDead)
     /// @param token the id
     int32_t next_state(int32_t state, int token) const;
@@ -89,7 +105,7 @@ public:
 private:
     Dfa dfa_;
     std::vector<std::string> bytes_;
-    std::vector<uint8_t> special_;
+    std::vector<uint8_t> special_;  // per id: 1 for a special token, 2 for an EOS id (never text)
     std::vector<int> eos_ids_;
     TokenTrie trie_;
     struct Entry {

@@ -1,0 +1,328 @@
+// Graded tests for chapter 09's exercises (see exercises/manifest.json). The cases are facts from
+// the engines' own tests (the source is named beside each) or worked by hand; the large ones hold
+// a student's answer against the library's (Dfa::walk, allowed_tokens), which the engine tests
+// (tests/test_constraint.cpp, tests/test_regex.cpp) hold against PCRE2 and the peers.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "decodebook/base/error.hpp"
+#include "decodebook/constrain/json_schema.hpp"
+#include "decodebook/constrain/regex.hpp"
+#include "decodebook/constrain/token_index.hpp"
+#include "decodebook/exercises.hpp"
+#include "feedback.hpp"
+#include "golden.hpp"
+#include "sandbox.hpp"
+
+using namespace decodebook;
+using Ids = std::vector<int>;
+
+namespace {
+
+// A byte string as C source, so a failing case can be pasted into a test.
+std::string c_string(std::string_view s) {
+    std::string out = "\"";
+    for (char c : s) {
+        const auto b = static_cast<unsigned char>(c);
+        if (b >= 0x20 && b < 0x7F && c != '"' && c != '\\') {
+            out += c;
+        } else {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02X", b);
+            out += buf;
+        }
+    }
+    return out + "\"";
+}
+
+std::string state_text(int32_t s) { return s == Dfa::kDead ? "kDead" : std::to_string(s); }
+
+// The stubs' DFA: " (0|[1-9][0-9]*)": 0 --' '--> 1, 1 --'0'--> 2, 1 --'1'..'9'--> 3, 3 --'0'..'9'--> 3.
+const Dfa& number_dfa() {
+    static const Dfa dfa = compile_regex(" (0|[1-9][0-9]*)");
+    return dfa;
+}
+
+// The person schema of chapter 09 (271 states), as the chapter compiles it.
+const Dfa& person_dfa() {
+    static const Dfa dfa = compile_regex(json_schema_regex(nlohmann::ordered_json::parse(
+        R"({"type": "object", "properties": {"name": {"type": "string", "minLength": 1, "maxLength": 12},)"
+        R"( "age": {"type": "integer", "minimum": 0, "maximum": 120}}, "required": ["name", "age"]})")));
+    return dfa;
+}
+
+// ------------------------------------------------------------------------------------------ 09.1
+
+void check_walk(const Dfa& dfa, const std::string& pattern, int32_t state, const std::string& token, int32_t expected,
+                const std::string& why) {
+    FEEDBACK("input: the DFA of " << pattern << " (" << dfa.states() << " states), state " << state_text(state)
+                                  << ", token " << c_string(token));
+    FEEDBACK(why);
+    const int32_t found = your_walk_token(dfa, state, token);
+    FEEDBACK("expected: " << state_text(expected) << "\nfound:    " << state_text(found));
+    CHECK(found == expected);
+}
+
+// The call must throw decodebook::Error (any other exception reaches Catch2, which prints it).
+template <class Call>
+void check_refused(Call&& call, const std::string& input, const std::string& why) {
+    FEEDBACK("input: " << input);
+    FEEDBACK(why);
+    const std::string found = feedback::refusal(call);
+    FEEDBACK("expected: decodebook::Error\nfound:    " << found);
+    CHECK(found == "decodebook::Error");
+}
+
+}  // namespace
+
+TEST_CASE("ex09.1 the stub's worked cases", "[ex09.1]") {
+    const Dfa& d = number_dfa();
+    const std::string p = "\" (0|[1-9][0-9]*)\"";
+    REQUIRE(d.states() == 4);
+    check_walk(d, p, 0, " 12", 3, "' ' -> 1, '1' -> 3, '2' -> 3");
+    check_walk(d, p, 0, " 0", 2, "' ' -> 1, '0' -> 2");
+    check_walk(d, p, 2, "5", Dfa::kDead, "after \"0\" no digit may follow");
+    check_walk(d, p, 0, "12", Dfa::kDead, "the space must come first");
+    check_walk(d, p, 3, "", 3, "an empty token walks nowhere");
+    check_walk(d, p, Dfa::kDead, " 1", Dfa::kDead, "kDead stays kDead");
+    check_walk(d, p, 1, "120", 3, "the walk goes on through every byte");
+    check_walk(d, p, 1, "0 ", Dfa::kDead, "the first byte is fine, the second dies");
+}
+
+TEST_CASE("ex09.1 Outlines' final-state walk", "[ex09.1]") {
+    // dottxt-ai/outlines-core tests/test_guide.py, test_regex_final_state_walk: `\n(\.\n)?`\n walked
+    // token by token: ` \n . \n ` \n ends in the accepting state; ` \n ` \n too (the group is optional).
+    const std::string pattern = "`\\n(\\.\\n)?`\\n";
+    const Dfa dfa = compile_regex(pattern);
+    for (const std::vector<std::string>& tokens : {std::vector<std::string>{"`", "\n", ".", "\n", "`", "\n"},
+                                                  std::vector<std::string>{"`", "\n", "`", "\n"}}) {
+        int32_t expected = dfa.start;
+        std::vector<int32_t> yours;
+        std::string walked;
+        for (const std::string& t : tokens) {
+            expected = dfa.walk(expected, t);
+            const int32_t before = yours.empty() ? dfa.start : yours.back();
+            yours.push_back(your_walk_token(dfa, before, t));
+            walked += c_string(t) + " ";
+            FEEDBACK("input: the DFA of " << pattern << ", the tokens " << walked << "walked one by one from the start");
+            FEEDBACK("expected: state " << state_text(expected) << "\nfound:    state " << state_text(yours.back()));
+            REQUIRE(yours.back() == expected);
+        }
+        CHECK(dfa.accepting[static_cast<size_t>(yours.back())]);
+    }
+    check_walk(dfa, pattern, dfa.start, "`\n`\n`", Dfa::kDead, "one backtick too many: the match was already whole");
+}
+
+TEST_CASE("ex09.1 a token may end inside a UTF-8 character", "[ex09.1]") {
+    // Byte-level BPE splits "é" (C3 A9) into two tokens; a DFA over bytes walks each half. A byte
+    // of 0x80 or more is a negative char: it must still index the table as 0..255.
+    const std::string pattern = "caf.";
+    const Dfa dfa = compile_regex(pattern);
+    const int32_t after_caf = dfa.walk(dfa.start, "caf"), half = dfa.walk(after_caf, "\xC3");
+    REQUIRE(half != Dfa::kDead);
+    check_walk(dfa, pattern, after_caf, "\xC3", half, "the first byte of \"é\" begins a character '.' takes");
+    check_walk(dfa, pattern, half, "\xA9", dfa.walk(half, "\xA9"), "the second byte completes \"é\": accepting");
+    check_walk(dfa, pattern, after_caf, "\xA9", Dfa::kDead, "a continuation byte cannot begin a character");
+    check_walk(dfa, pattern, after_caf, "\xFF", Dfa::kDead, "0xFF is never UTF-8");
+    check_walk(dfa, pattern, dfa.start, "caf\xC3\xA9", dfa.walk(dfa.start, "caf\xC3\xA9"), "the whole word in one token");
+}
+
+TEST_CASE("ex09.1 every token of the model from every state of a JSON schema", "[ex09.1]") {
+    // Chapter 09's person schema (271 states) and the model's 2,048 tokens: 555,008 walks, all in
+    // one sandboxed child, each against the library's Dfa::walk.
+    const Dfa& dfa = person_dfa();
+    const Vocabulary v = golden::tokenizer().vocabulary();
+    const std::vector<int32_t> found = sandbox::run<std::vector<int32_t>>("your_walk_token", [&] {
+        std::vector<int32_t> out;
+        for (int32_t s = 0; s < static_cast<int32_t>(dfa.states()); ++s)
+            for (const std::string& bytes : v.bytes) out.push_back(your_walk_token(dfa, s, bytes));
+        return out;
+    });
+    REQUIRE(found.size() == dfa.states() * v.bytes.size());
+    size_t wrong = 0, first = found.size();
+    for (size_t i = 0; i < found.size(); ++i) {
+        const int32_t s = static_cast<int32_t>(i / v.bytes.size());
+        if (found[i] != dfa.walk(s, v.bytes[i % v.bytes.size()])) {
+            ++wrong;
+            first = std::min(first, i);
+        }
+    }
+    if (wrong) {
+        const int32_t s = static_cast<int32_t>(first / v.bytes.size());
+        const std::string& t = v.bytes[first % v.bytes.size()];
+        FEEDBACK("input: the person schema's DFA, state " << s << ", token " << first % v.bytes.size() << " "
+                                                         << c_string(t) << " (the first of " << wrong << " wrong walks)");
+        FEEDBACK("expected: " << state_text(dfa.walk(s, t)) << "\nfound:    " << state_text(found[first]));
+        CHECK(wrong == 0);
+    } else {
+        CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("ex09.1 a state the DFA does not have is refused", "[ex09.1]") {
+    const Dfa& d = number_dfa();
+    check_refused([&] { return your_walk_token(d, 4, " 1"); }, "the DFA of \" (0|[1-9][0-9]*)\" (4 states), state 4",
+                  "states are 0 .. 3; reading next[256 * 4 + byte] would read past the table");
+    check_refused([&] { return your_walk_token(d, 7, ""); }, "the same DFA, state 7, the empty token",
+                  "refused even when there is nothing to walk");
+    check_refused([&] { return your_walk_token(d, -2, " 1"); }, "the same DFA, state -2",
+                  "only -1 (Dfa::kDead) is a negative state");
+}
+
+// ------------------------------------------------------------------------------------------ 09.2
+
+namespace {
+
+std::string vocabulary_text(const Vocabulary& v) {
+    std::string s;
+    for (int id = 0; id < v.size(); ++id)
+        s += std::to_string(id) + " " + c_string(v.bytes[static_cast<size_t>(id)]) + (v.is_special(id) ? " (special)" : "") +
+             (id + 1 < v.size() ? ", " : "");
+    return s;
+}
+
+void check_allowed(const Dfa& dfa, const std::string& pattern, int32_t state, const Vocabulary& v, const Ids& eos,
+                   const Ids& expected, const std::string& why) {
+    FEEDBACK("input: the DFA of " << pattern << ", state " << state_text(state)
+                                  << (state >= 0 && dfa.accepting[static_cast<size_t>(state)] ? " (accepting)" : "")
+                                  << "\nvocabulary " << vocabulary_text(v) << "\neos_ids " << feedback::list(eos));
+    FEEDBACK(why);
+    const Ids found = your_allowed_tokens(dfa, state, v, eos);
+    FEEDBACK("expected: " << feedback::list(expected) << "\nfound:    " << feedback::list(found));
+    CHECK(found == expected);
+}
+
+// JSON of nesting depth <= 2, whitespace [ \n\t]* between elements, as tests/test_constraint.cpp
+// builds it for XGrammar's builtin JSON grammar.
+std::string json_of_depth_2() {
+    const std::string ws = "[ \\n\\t]*";
+    const std::string string = "\"([^\"\\\\\\x00-\\x1f]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*\"";
+    const std::string number = "-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?";
+    const std::string scalar = "(" + string + "|" + number + "|true|false|null)";
+    auto object = [&](const std::string& value) {
+        const std::string member = string + ws + ":" + ws + value;
+        return "\\{" + ws + "(" + member + ws + "(," + ws + member + ws + ")*)?\\}";
+    };
+    auto array = [&](const std::string& value) { return "\\[" + ws + "(" + value + ws + "(," + ws + value + ws + ")*)?\\]"; };
+    const std::string value1 = "(" + scalar + "|" + object(scalar) + "|" + array(scalar) + ")";
+    return object(value1) + "|" + array(value1);
+}
+
+}  // namespace
+
+TEST_CASE("ex09.2 the stub's worked cases", "[ex09.2]") {
+    const Dfa& d = number_dfa();
+    const std::string p = "\" (0|[1-9][0-9]*)\"";
+    const Vocabulary v{{" ", " 1", "0", "12", "1a", "<eos>"}, {5}};
+    check_allowed(d, p, 0, v, {5}, {0, 1}, "\" \" -> 1 and \" 1\" -> 3; the others die; state 0 does not accept");
+    check_allowed(d, p, 1, v, {5}, {2, 3}, "\"1a\" dies at 'a'; no EOS: state 1 does not accept");
+    check_allowed(d, p, 3, v, {5}, {2, 3, 5}, "digits stay in 3, which accepts: the EOS too");
+    check_allowed(d, p, 2, v, {5}, {5}, "no digit after \"0\"; the output may end");
+    check_allowed(d, p, 3, v, {2}, {2, 3}, "the ordinary token \"0\" is the EOS: in once, since state 3 accepts");
+    check_allowed(d, p, 1, v, {2}, {3}, "\"0\" is the EOS and state 1 does not accept: not even as text");
+    check_allowed(d, p, Dfa::kDead, v, {5}, {}, "nothing is allowed once the output left the language");
+}
+
+TEST_CASE("ex09.2 Outlines' index_from_regex", "[ex09.2]") {
+    // dottxt-ai/outlines-core src/index.rs, test index_from_regex: 0|[1-9][0-9]*, {"blah": 0,
+    // "1a": 1, "2": 2, "0": 3}, EOS 4: from the start "2" and "0"; after "2" both and the EOS;
+    // after "0" only the EOS.
+    const std::string p = "0|[1-9][0-9]*";
+    const Dfa dfa = compile_regex(p);
+    const Vocabulary v{{"blah", "1a", "2", "0", "<eos>"}, {4}};
+    check_allowed(dfa, p, dfa.start, v, {4}, {2, 3}, "\"blah\" and \"1a\" die; the start does not accept");
+    check_allowed(dfa, p, dfa.walk(dfa.start, "2"), v, {4}, {2, 3, 4}, "after \"2\": more digits, or the end");
+    check_allowed(dfa, p, dfa.walk(dfa.start, "0"), v, {4}, {4}, "after \"0\": only the end");
+}
+
+TEST_CASE("ex09.2 XGrammar's test_token_operations, step by step", "[ex09.2]") {
+    // mlc-ai/xgrammar tests/python/test_grammar_matcher_basic.py, test_token_operations: the
+    // allowed tokens before each of { " abc b" : 6 ", " " " "a":true } and after it, on its 15
+    // tokens, "</s>" the stop token; tokens that span JSON's elements (":\"", "\"a\":true").
+    const std::vector<std::string> tokens{"<s>", "</s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", "\n", " ",
+                                          "\"a\":true"};
+    const Vocabulary v{tokens, {1}};
+    const Dfa dfa = compile_regex(json_of_depth_2());
+    auto ids_of = [&](const std::vector<std::string>& ts) {
+        Ids ids;
+        for (const std::string& t : ts) ids.push_back(static_cast<int>(std::find(tokens.begin(), tokens.end(), t) - tokens.begin()));
+        std::sort(ids.begin(), ids.end());
+        return ids;
+    };
+    const std::vector<std::string> input{"{", "\"", "abc", "b\"", ":", "6", ", ", " ", "\"a\":true", "}"};
+    const std::vector<std::vector<std::string>> expected{
+        {"{"},
+        {"\"", "}", "\n", " ", "\"a\":true"},
+        {"<s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", " "},
+        {"<s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", " "},
+        {":", "\n", " ", ":\""},
+        {"\"", "{", "6", "\n", " "},
+        {"}", ", ", "6", "\n", " "},
+        {" ", "\n", "\"", "\"a\":true"},
+        {" ", "\n", "\"", "\"a\":true"},
+        {"}", ", ", "\n", " "},
+        {"</s>"},
+    };
+    int32_t state = dfa.start;
+    std::string so_far;
+    for (size_t step = 0; step < expected.size(); ++step) {
+        check_allowed(dfa, "XGrammar's JSON (depth 2)", state, v, {1}, ids_of(expected[step]),
+                      "after the text " + c_string(so_far) + " (step " + std::to_string(step) + ")");
+        if (step < input.size()) {
+            so_far += input[step];
+            state = dfa.walk(state, input[step]);
+        }
+    }
+}
+
+TEST_CASE("ex09.2 every state of a JSON schema on the model's vocabulary", "[ex09.2]") {
+    // Chapter 09's person schema: the 271 states' sets over the model's 2,048 tokens (its EOS
+    // special), all in one sandboxed child, each against the library's allowed_tokens.
+    const Dfa& dfa = person_dfa();
+    const Vocabulary v = golden::tokenizer().vocabulary();
+    const Ids eos{golden::model().config().eos_token_id};
+    const std::vector<Ids> found = sandbox::run<std::vector<Ids>>("your_allowed_tokens", [&] {
+        std::vector<Ids> out;
+        for (int32_t s = 0; s < static_cast<int32_t>(dfa.states()); ++s) out.push_back(your_allowed_tokens(dfa, s, v, eos));
+        return out;
+    });
+    REQUIRE(found.size() == dfa.states());
+    for (int32_t s = 0; s < static_cast<int32_t>(dfa.states()); ++s) {
+        const Ids expected = allowed_tokens(dfa, s, v, eos);
+        if (found[static_cast<size_t>(s)] == expected) continue;
+        FEEDBACK("input: the person schema's DFA, state " << s << (dfa.accepting[static_cast<size_t>(s)] ? " (accepting)" : "")
+                                                         << ", the model's vocabulary, eos_ids " << feedback::list(eos));
+        FEEDBACK("expected: " << expected.size() << " ids " << feedback::list(expected) << "\nfound:    "
+                              << found[static_cast<size_t>(s)].size() << " ids " << feedback::list(found[static_cast<size_t>(s)]));
+        CHECK(found[static_cast<size_t>(s)] == expected);
+        return;  // the first state that differs says enough
+    }
+    CHECK(found.back() == allowed_tokens(dfa, static_cast<int32_t>(dfa.states()) - 1, v, eos));
+}
+
+TEST_CASE("ex09.2 special and empty tokens are never text, repeated EOS ids count once", "[ex09.2]") {
+    const std::string p = "a+";
+    const Dfa dfa = compile_regex(p);
+    const Vocabulary v{{"a", "", "aa", "a<x>", "<eos>"}, {3, 4}};
+    check_allowed(dfa, p, dfa.start, v, {4}, {0, 2},
+                  "\"a<x>\" is special (its bytes are a name, never text) and \"\" walks nowhere");
+    check_allowed(dfa, p, dfa.walk(dfa.start, "a"), v, {4, 4}, {0, 2, 4}, "the EOS listed twice is allowed once");
+}
+
+TEST_CASE("ex09.2 bad input is refused", "[ex09.2]") {
+    const Dfa& d = number_dfa();
+    const Vocabulary v{{" ", " 1", "0", "<eos>"}, {3}};
+    check_refused([&] { return feedback::list(your_allowed_tokens(d, 4, v, Ids{3})); },
+                  "the DFA of \" (0|[1-9][0-9]*)\" (4 states), state 4", "states are 0 .. 3");
+    check_refused([&] { return feedback::list(your_allowed_tokens(d, 0, v, Ids{4})); }, "eos_ids [4], 4 tokens",
+                  "an EOS id outside the vocabulary");
+    check_refused([&] { return feedback::list(your_allowed_tokens(d, 0, v, Ids{-1})); }, "eos_ids [-1]",
+                  "an EOS id outside the vocabulary");
+    check_refused([&] { return feedback::list(your_allowed_tokens(d, Dfa::kDead, v, Ids{9})); }, "state kDead, eos_ids [9]",
+                  "the EOS ids are checked whatever the state");
+}
