@@ -57,6 +57,28 @@ TEST_CASE("candidates are ordered by probability then id", "[sampling][ch02]") {
     CHECK(candidate_order(Vec{0.2f, 0.4f, 0.4f, 0.0f}) == std::vector<int>{1, 2, 0});
 }
 
+TEST_CASE("candidate_order is probability descending then id ascending on any vector", "[sampling]") {
+    // Its integer keys must give exactly the order of comparing (p, id): ties, zeros, the
+    // smallest positive floats and the whole embedded vocabulary's distribution.
+    Rng rng(9);
+    for (int trial = 0; trial < 200; ++trial) {
+        const size_t n = 1 + static_cast<size_t>(rng.coin() * 3000);
+        Vec p = xt::zeros<float>({n});
+        for (size_t i = 0; i < n; ++i) {
+            const double u = rng.coin();
+            p(i) = u < 0.2 ? 0.0f : u < 0.4 ? 0.25f : u < 0.45 ? std::numeric_limits<float>::denorm_min()
+                                                              : static_cast<float>(rng.coin());
+        }
+        std::vector<int> expected;
+        for (size_t i = 0; i < n; ++i)
+            if (p(i) > 0) expected.push_back(static_cast<int>(i));
+        std::stable_sort(expected.begin(), expected.end(),
+                         [&](int a, int b) { return p(static_cast<size_t>(a)) > p(static_cast<size_t>(b)); });
+        INFO("trial " << trial << ", " << n << " tokens");
+        REQUIRE(candidate_order(p) == expected);
+    }
+}
+
 TEST_CASE("inverse-CDF sampling walks the sorted candidates", "[sampling][ch02]") {
     // order 1 (0.5), 0 (0.25), 2 (0.25): running sums 0.5, 0.75, 1.0 (all exact in binary)
     const Vec p{0.25f, 0.5f, 0.25f, 0.0f};
