@@ -50,6 +50,8 @@ TWIN_CALLS = {
               "    return sample_inverse_cdf(residual(p, q, x), residual_coin);"], "decodebook::accept_draft"),
     "08.2": (['#include "decodebook/decoding/speculative.hpp"'], [],
              ["return prompt_lookup_hf(sequence, max_ngram, num_tokens, eos_ids);"], "decodebook::prompt_lookup_hf"),
+    "09.1": ([], [], ["return dfa.walk(state, token);"], "decodebook::Dfa::walk"),
+    "09.2": ([], [], ["return allowed_tokens(dfa, state, vocabulary, eos_ids);"], "decodebook::allowed_tokens"),
 }
 
 FORGED_REPORT = "All tests passed (1 assertion in 1 test case)\\n"
@@ -130,6 +132,9 @@ OBJECT_TWINS = {
              "decodebook::accept_draft"),
     "08.2": ("std::vector<int> f(std::span<const int> s) { return prompt_lookup_hf(s, 3, 4, {}); }",
              "decodebook::prompt_lookup_hf"),
+    "09.1": ("int32_t f(const Dfa& d, int32_t s, std::string_view t) { return d.walk(s, t); }", "decodebook::Dfa::walk"),
+    "09.2": ("std::vector<int> f(const Dfa& d, const Vocabulary& v) { return allowed_tokens(d, d.start, v, {}); }",
+             "decodebook::allowed_tokens"),
 }
 OBJECT_CHAPTER_DIR = "05-beam-search"   # the extra files are compiled into exercises_05
 
