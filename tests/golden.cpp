@@ -1,6 +1,7 @@
 #include "golden.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -90,6 +91,62 @@ std::vector<int> kept_ids(const std::vector<bool>& keep) {
     for (size_t i = 0; i < keep.size(); ++i)
         if (keep[i]) ids.push_back(static_cast<int>(i));
     return ids;
+}
+
+std::string c_literal(std::string_view bytes) {
+    std::string out = "\"";
+    for (char c : bytes) {
+        const auto b = static_cast<unsigned char>(c);
+        if (b >= 0x20 && b < 0x7F && c != '"' && c != '\\') {
+            out += c;
+        } else {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02X", b);
+            out += buf;
+        }
+    }
+    return out + "\"";
+}
+
+namespace {
+
+std::string json_of_depth_2() {
+    const std::string ws = "[ \\n\\t]*";
+    const std::string string = "\"([^\"\\\\\\x00-\\x1f]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*\"";
+    const std::string number = "-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?";
+    const std::string scalar = "(" + string + "|" + number + "|true|false|null)";
+    auto object = [&](const std::string& value) {
+        const std::string member = string + ws + ":" + ws + value;
+        return "\\{" + ws + "(" + member + ws + "(," + ws + member + ws + ")*)?\\}";
+    };
+    auto array = [&](const std::string& value) {
+        return "\\[" + ws + "(" + value + ws + "(," + ws + value + ws + ")*)?\\]";
+    };
+    const std::string value1 = "(" + scalar + "|" + object(scalar) + "|" + array(scalar) + ")";
+    return object(value1) + "|" + array(value1);
+}
+
+}  // namespace
+
+const TokenOperationsCase& xgrammar_token_operations() {
+    static const TokenOperationsCase c{
+        {"<s>", "</s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", "\n", " ", "\"a\":true"},
+        {"{", "\"", "abc", "b\"", ":", "6", ", ", " ", "\"a\":true", "}"},
+        {
+            {"{"},
+            {"\"", "}", "\n", " ", "\"a\":true"},
+            {"<s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", " "},
+            {"<s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", " "},
+            {":", "\n", " ", ":\""},
+            {"\"", "{", "6", "\n", " "},
+            {"}", ", ", "6", "\n", " "},
+            {" ", "\n", "\"", "\"a\":true"},
+            {" ", "\n", "\"", "\"a\":true"},
+            {"}", ", ", "\n", " "},
+            {"</s>"},
+        },
+        json_of_depth_2()};
+    return c;
 }
 
 }  // namespace golden

@@ -3,6 +3,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,5 +56,21 @@ struct Threads {
     Threads(const Threads&) = delete;
     Threads& operator=(const Threads&) = delete;
 };
+
+/// A byte string as C source ("ab\x0A"), so a failing case can be pasted into a test.
+std::string c_literal(std::string_view bytes);
+
+/// XGrammar's test_token_operations (mlc-ai/xgrammar tests/python/test_grammar_matcher_basic.py),
+/// as facts: its 15 tokens ("</s>", id 1, the stop token), the tokens fed, and the allowed tokens
+/// before each of them and after the last, for the builtin JSON grammar; `regex` is JSON of nesting
+/// depth <= 2 with that grammar's whitespace ([ \n\t]* between elements, none at the ends), enough
+/// for a run whose tokens never open a third level. Used by the engine's and exercise 09.2's tests.
+struct TokenOperationsCase {
+    std::vector<std::string> tokens;                 ///< the vocabulary, by id
+    std::vector<std::string> input;                  ///< the tokens fed, in order
+    std::vector<std::vector<std::string>> expected;  ///< allowed before each input token, then at the end
+    std::string regex;                               ///< the JSON language, as a regex
+};
+const TokenOperationsCase& xgrammar_token_operations();
 
 }  // namespace golden

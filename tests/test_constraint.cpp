@@ -105,36 +105,13 @@ TEST_CASE("a token whose bytes end inside a UTF-8 character is allowed and carri
     CHECK(index.allowed(index.next_state(half, 2)) == Ids{5});
 }
 
-namespace {
-
-// JSON of nesting depth <= 2 (an object or an array at the top, as XGrammar's builtin JSON grammar
-// starts here, no whitespace before or after it), whitespace [ \n\t]* between elements as that
-// grammar allows: enough for test_token_operations, whose tokens never open a third level.
-std::string json_of_depth_2() {
-    const std::string ws = "[ \\n\\t]*";
-    const std::string string = "\"([^\"\\\\\\x00-\\x1f]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*\"";
-    const std::string number = "-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?";
-    const std::string scalar = "(" + string + "|" + number + "|true|false|null)";
-    auto object = [&](const std::string& value) {
-        const std::string member = string + ws + ":" + ws + value;
-        return "\\{" + ws + "(" + member + ws + "(," + ws + member + ws + ")*)?\\}";
-    };
-    auto array = [&](const std::string& value) {
-        return "\\[" + ws + "(" + value + ws + "(," + ws + value + ws + ")*)?\\]";
-    };
-    const std::string value1 = "(" + scalar + "|" + object(scalar) + "|" + array(scalar) + ")";
-    return object(value1) + "|" + array(value1);
-}
-
-}  // namespace
-
 TEST_CASE("XGrammar test_token_operations: tokens that span JSON's elements", "[constraint]") {
     // mlc-ai/xgrammar tests/python/test_grammar_matcher_basic.py, test_token_operations, with the
     // builtin JSON grammar: the allowed tokens before each of { " abc b" : 6 ", " " " "a":true }
     // and after it. "<s>" is text there (inside a string it is allowed); "</s>" is the stop token.
-    const std::vector<std::string> vocab{"<s>", "</s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", "\n", " ",
-                                         "\"a\":true"};
-    TokenIndex index(compile_regex(json_of_depth_2()), toy(vocab, {1}), {1});
+    const golden::TokenOperationsCase& c = golden::xgrammar_token_operations();
+    const std::vector<std::string>& vocab = c.tokens;
+    TokenIndex index(compile_regex(c.regex), toy(vocab, {1}), {1});
     auto ids_of = [&](const std::vector<std::string>& tokens) {
         Ids ids;
         for (const std::string& t : tokens)
@@ -142,20 +119,8 @@ TEST_CASE("XGrammar test_token_operations: tokens that span JSON's elements", "[
         std::sort(ids.begin(), ids.end());
         return ids;
     };
-    const std::vector<std::string> input{"{", "\"", "abc", "b\"", ":", "6", ", ", " ", "\"a\":true", "}"};
-    const std::vector<std::vector<std::string>> expected{
-        {"{"},
-        {"\"", "}", "\n", " ", "\"a\":true"},
-        {"<s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", " "},
-        {"<s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", " "},
-        {":", "\n", " ", ":\""},
-        {"\"", "{", "6", "\n", " "},
-        {"}", ", ", "6", "\n", " "},
-        {" ", "\n", "\"", "\"a\":true"},
-        {" ", "\n", "\"", "\"a\":true"},
-        {"}", ", ", "\n", " "},
-        {"</s>"},
-    };
+    const auto& input = c.input;
+    const auto& expected = c.expected;
     int32_t state = index.dfa().start;
     for (size_t step = 0; step < expected.size(); ++step) {
         INFO("before token " << step << (step < input.size() ? " (" + visible(input[step]) + ")" : " (the end)"));

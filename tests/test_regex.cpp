@@ -15,6 +15,7 @@
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/utf8.hpp"
 #include "decodebook/constrain/regex.hpp"
+#include "golden.hpp"
 
 using namespace decodebook;
 
@@ -40,21 +41,6 @@ std::vector<std::string> characters(std::string_view s) {
     return out;
 }
 
-// A string as C source, so a failure can be pasted into a test.
-std::string quoted(std::string_view s) {
-    std::string out = "\"";
-    for (char c : s) {
-        const auto b = static_cast<unsigned char>(c);
-        if (b >= 0x20 && b < 0x7F && c != '"' && c != '\\') {
-            out += c;
-        } else {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02X", b);
-            out += buf;
-        }
-    }
-    return out + "\"";
-}
 
 // PCRE2 in UTF mode, newline LF (so . excludes only \n, whatever PCRE2's build default), with
 // PCRE2_ALLOW_EMPTY_CLASS (our [] and [^]). Two compiled forms: anchored at both ends for the
@@ -112,7 +98,7 @@ private:
     int run(pcre2_code* code, std::string_view s, uint32_t options) {
         const int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), 0, options, data_, nullptr);
         if (rc < 0 && rc != PCRE2_ERROR_NOMATCH && rc != PCRE2_ERROR_PARTIAL)
-            FAIL("PCRE2 error " << rc << " on " << quoted(s));
+            FAIL("PCRE2 error " << rc << " on " << golden::c_literal(s));
         return rc;
     }
 };
@@ -316,7 +302,7 @@ TEST_CASE("the DFA matches exactly what PCRE2 fully matches and is live exactly 
     size_t strings = 0;
     const auto t0 = std::chrono::steady_clock::now();
     for (const std::string& pattern : kOraclePatterns) {
-        INFO("pattern " << quoted(pattern));
+        INFO("pattern " << golden::c_literal(pattern));
         const Dfa dfa = compile_regex(pattern);
         REQUIRE(all_states_live_and_reachable(dfa));
         Pcre2 pcre(pattern);
@@ -330,7 +316,7 @@ TEST_CASE("the DFA matches exactly what PCRE2 fully matches and is live exactly 
                 case 1:
                     s = gen.dfa_match();
                     if (!valid_utf8(s)) {
-                        FAIL_CHECK("the DFA accepts invalid UTF-8 " << quoted(s));
+                        FAIL_CHECK("the DFA accepts invalid UTF-8 " << golden::c_literal(s));
                         ++failures;
                         continue;
                     }
@@ -346,7 +332,7 @@ TEST_CASE("the DFA matches exactly what PCRE2 fully matches and is live exactly 
             const bool got_full = dfa.matches(s), got_prefix = end != Dfa::kDead;
             if (got_full != want_full || got_prefix != want_prefix) {
                 ++failures;
-                FAIL_CHECK("string " << quoted(s) << ": DFA full " << got_full << " prefix " << got_prefix
+                FAIL_CHECK("string " << golden::c_literal(s) << ": DFA full " << got_full << " prefix " << got_prefix
                                      << ", PCRE2 full " << want_full << " prefix " << want_prefix);
             }
             (want_full ? full : want_prefix ? live_only : dead) += 1;
@@ -362,7 +348,7 @@ TEST_CASE("the DFA matches exactly what PCRE2 fully matches and is live exactly 
 
 TEST_CASE("every compiled state is live and the numbering is breadth-first from the start", "[regex]") {
     for (const std::string& pattern : kOraclePatterns) {
-        INFO("pattern " << quoted(pattern));
+        INFO("pattern " << golden::c_literal(pattern));
         const Dfa dfa = compile_regex(pattern);
         CHECK(dfa.start == 0);
         CHECK(dfa.next.size() == 256 * dfa.states());
@@ -438,7 +424,7 @@ namespace {
 
 void check_cases(const std::string& pattern, const std::vector<std::string>& pass,
                  const std::vector<std::string>& fail) {
-    INFO("pattern " << quoted(pattern));
+    INFO("pattern " << golden::c_literal(pattern));
     const Dfa dfa = compile_regex(pattern);
     for (const std::string& s : pass) CHECK(dfa.matches(s));
     for (const std::string& s : fail) CHECK_FALSE(dfa.matches(s));
@@ -488,7 +474,7 @@ TEST_CASE("pathological patterns compile or are refused quickly", "[regex]") {
         {"(.{0,100}x){1,10}", false},
     };
     for (const Case& c : cases) {
-        INFO("pattern " << quoted(c.pattern));
+        INFO("pattern " << golden::c_literal(c.pattern));
         const auto t0 = std::chrono::steady_clock::now();
         const std::string error = error_of(c.pattern);
         const double ms = ms_since(t0);
@@ -564,7 +550,7 @@ TEST_CASE("unsupported constructs are refused naming their column and a fix", "[
         {"(*UTF)a", "column 1", "verb"},
     };
     for (const Case& c : cases) {
-        INFO("pattern " << quoted(c.pattern));
+        INFO("pattern " << golden::c_literal(c.pattern));
         const std::string error = error_of(c.pattern);
         CHECK_THAT(error, Catch::Contains(c.column + ":") && Catch::Contains(c.construct) && Catch::Contains("fix:"));
     }
@@ -575,7 +561,7 @@ TEST_CASE("unsupported constructs are refused naming their column and a fix", "[
 
 TEST_CASE("a pattern that matches no string is refused", "[regex]") {
     for (const char* pattern : {"[^\\x00-\\x{10FFFF}]", "a[]", "[^\\s\\S]", "(a|[])b[]", "([]x)+"}) {
-        INFO("pattern " << quoted(pattern));
+        INFO("pattern " << golden::c_literal(pattern));
         CHECK_THAT(error_of(pattern), Catch::Contains("matches no string at all") && Catch::Contains("fix:"));
     }
     // an empty alternative or an optional empty class is fine: the language is not empty
@@ -596,7 +582,7 @@ TEST_CASE("escape_regex round-trips random text", "[regex]") {
         const size_t n = std::uniform_int_distribution<size_t>(0, 12)(rng);
         for (size_t j = 0; j < n; ++j) s += pool[std::uniform_int_distribution<size_t>(0, pool.size() - 1)(rng)];
         const std::string pattern = escape_regex(s);
-        INFO("literal " << quoted(s) << " pattern " << quoted(pattern));
+        INFO("literal " << golden::c_literal(s) << " pattern " << golden::c_literal(pattern));
         const Dfa dfa = compile_regex(pattern);
         CHECK(dfa.matches(s));
         CHECK_FALSE(dfa.matches(s + "x"));

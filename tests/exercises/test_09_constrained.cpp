@@ -24,21 +24,6 @@ using Ids = std::vector<int>;
 
 namespace {
 
-// A byte string as C source, so a failing case can be pasted into a test.
-std::string c_string(std::string_view s) {
-    std::string out = "\"";
-    for (char c : s) {
-        const auto b = static_cast<unsigned char>(c);
-        if (b >= 0x20 && b < 0x7F && c != '"' && c != '\\') {
-            out += c;
-        } else {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\x%02X", b);
-            out += buf;
-        }
-    }
-    return out + "\"";
-}
 
 std::string state_text(int32_t s) { return s == Dfa::kDead ? "kDead" : std::to_string(s); }
 
@@ -61,7 +46,7 @@ const Dfa& person_dfa() {
 void check_walk(const Dfa& dfa, const std::string& pattern, int32_t state, const std::string& token, int32_t expected,
                 const std::string& why) {
     FEEDBACK("input: the DFA of " << pattern << " (" << dfa.states() << " states), state " << state_text(state)
-                                  << ", token " << c_string(token));
+                                  << ", token " << golden::c_literal(token));
     FEEDBACK(why);
     const int32_t found = your_walk_token(dfa, state, token);
     FEEDBACK("expected: " << state_text(expected) << "\nfound:    " << state_text(found));
@@ -108,7 +93,7 @@ TEST_CASE("ex09.1 Outlines' final-state walk", "[ex09.1]") {
             expected = dfa.walk(expected, t);
             const int32_t before = yours.empty() ? dfa.start : yours.back();
             yours.push_back(your_walk_token(dfa, before, t));
-            walked += c_string(t) + " ";
+            walked += golden::c_literal(t) + " ";
             FEEDBACK("input: the DFA of " << pattern << ", the tokens " << walked << "walked one by one from the start");
             FEEDBACK("expected: state " << state_text(expected) << "\nfound:    state " << state_text(yours.back()));
             REQUIRE(yours.back() == expected);
@@ -156,7 +141,7 @@ TEST_CASE("ex09.1 every token of the model from every state of a JSON schema", "
         const int32_t s = static_cast<int32_t>(first / v.bytes.size());
         const std::string& t = v.bytes[first % v.bytes.size()];
         FEEDBACK("input: the person schema's DFA, state " << s << ", token " << first % v.bytes.size() << " "
-                                                         << c_string(t) << " (the first of " << wrong << " wrong walks)");
+                                                         << golden::c_literal(t) << " (the first of " << wrong << " wrong walks)");
         FEEDBACK("expected: " << state_text(dfa.walk(s, t)) << "\nfound:    " << state_text(found[first]));
         CHECK(wrong == 0);
     } else {
@@ -181,7 +166,7 @@ namespace {
 std::string vocabulary_text(const Vocabulary& v) {
     std::string s;
     for (int id = 0; id < v.size(); ++id)
-        s += std::to_string(id) + " " + c_string(v.bytes[static_cast<size_t>(id)]) + (v.is_special(id) ? " (special)" : "") +
+        s += std::to_string(id) + " " + golden::c_literal(v.bytes[static_cast<size_t>(id)]) + (v.is_special(id) ? " (special)" : "") +
              (id + 1 < v.size() ? ", " : "");
     return s;
 }
@@ -197,21 +182,6 @@ void check_allowed(const Dfa& dfa, const std::string& pattern, int32_t state, co
     CHECK(found == expected);
 }
 
-// JSON of nesting depth <= 2, whitespace [ \n\t]* between elements, as tests/test_constraint.cpp
-// builds it for XGrammar's builtin JSON grammar.
-std::string json_of_depth_2() {
-    const std::string ws = "[ \\n\\t]*";
-    const std::string string = "\"([^\"\\\\\\x00-\\x1f]|\\\\[\"\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*\"";
-    const std::string number = "-?(0|[1-9][0-9]*)(\\.[0-9]+)?([eE][+-]?[0-9]+)?";
-    const std::string scalar = "(" + string + "|" + number + "|true|false|null)";
-    auto object = [&](const std::string& value) {
-        const std::string member = string + ws + ":" + ws + value;
-        return "\\{" + ws + "(" + member + ws + "(," + ws + member + ws + ")*)?\\}";
-    };
-    auto array = [&](const std::string& value) { return "\\[" + ws + "(" + value + ws + "(," + ws + value + ws + ")*)?\\]"; };
-    const std::string value1 = "(" + scalar + "|" + object(scalar) + "|" + array(scalar) + ")";
-    return object(value1) + "|" + array(value1);
-}
 
 }  // namespace
 
@@ -244,35 +214,23 @@ TEST_CASE("ex09.2 XGrammar's test_token_operations, step by step", "[ex09.2]") {
     // mlc-ai/xgrammar tests/python/test_grammar_matcher_basic.py, test_token_operations: the
     // allowed tokens before each of { " abc b" : 6 ", " " " "a":true } and after it, on its 15
     // tokens, "</s>" the stop token; tokens that span JSON's elements (":\"", "\"a\":true").
-    const std::vector<std::string> tokens{"<s>", "</s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", "\n", " ",
-                                          "\"a\":true"};
+    const golden::TokenOperationsCase& c = golden::xgrammar_token_operations();
+    const std::vector<std::string>& tokens = c.tokens;
     const Vocabulary v{tokens, {1}};
-    const Dfa dfa = compile_regex(json_of_depth_2());
+    const Dfa dfa = compile_regex(c.regex);
     auto ids_of = [&](const std::vector<std::string>& ts) {
         Ids ids;
         for (const std::string& t : ts) ids.push_back(static_cast<int>(std::find(tokens.begin(), tokens.end(), t) - tokens.begin()));
         std::sort(ids.begin(), ids.end());
         return ids;
     };
-    const std::vector<std::string> input{"{", "\"", "abc", "b\"", ":", "6", ", ", " ", "\"a\":true", "}"};
-    const std::vector<std::vector<std::string>> expected{
-        {"{"},
-        {"\"", "}", "\n", " ", "\"a\":true"},
-        {"<s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", " "},
-        {"<s>", "a", "abc", "b\"", "\"", ":\"", "{", "}", ", ", "6", ":", " "},
-        {":", "\n", " ", ":\""},
-        {"\"", "{", "6", "\n", " "},
-        {"}", ", ", "6", "\n", " "},
-        {" ", "\n", "\"", "\"a\":true"},
-        {" ", "\n", "\"", "\"a\":true"},
-        {"}", ", ", "\n", " "},
-        {"</s>"},
-    };
+    const auto& input = c.input;
+    const auto& expected = c.expected;
     int32_t state = dfa.start;
     std::string so_far;
     for (size_t step = 0; step < expected.size(); ++step) {
         check_allowed(dfa, "XGrammar's JSON (depth 2)", state, v, {1}, ids_of(expected[step]),
-                      "after the text " + c_string(so_far) + " (step " + std::to_string(step) + ")");
+                      "after the text " + golden::c_literal(so_far) + " (step " + std::to_string(step) + ")");
         if (step < input.size()) {
             so_far += input[step];
             state = dfa.walk(state, input[step]);
