@@ -368,3 +368,35 @@ TEST_CASE("sampled outputs under a JSON schema parse and satisfy it", "[constrai
     INFO("mean length " << lengths / 200.0 << " tokens; first invalid output: " << first_bad);
     CHECK(valid == 200);
 }
+
+TEST_CASE("greedy and beam outputs from 200 prompts all match the regex", "[constraint]") {
+    // Greedy and beam search are deterministic, so their 200 samples are 200 prompts.
+    GenerationConfig c;
+    c.regex = " [0-9]{1,2}(\\.[0-9])? (cats|dogs)";
+    c.max_new_tokens = 12;
+    const GenerationConfig greedy = constrained(c);
+    GenerationConfig two = c;
+    two.num_beams = 2;
+    two.num_return_sequences = 2;
+    const GenerationConfig beams = constrained(two);
+    const Dfa dfa = compile_regex(c.regex);
+    int greedy_valid = 0, beam_valid = 0, beam_returned = 0;
+    std::string first_bad;
+    for (int k = 0; k < 200; ++k) {
+        const Ids p = golden::tokenizer().encode("Item " + std::to_string(k) + " of the list: we saw");
+        const Generation g = generate_cached(golden::model(), golden::tokenizer(), p, greedy, make_sampler(greedy, 0));
+        const bool ok = g.finish_reason == FinishReason::Eos && dfa.matches(text_of(g.ids));
+        if (!ok && first_bad.empty()) first_bad = "greedy, prompt " + std::to_string(k) + ": " + text_of(g.ids);
+        greedy_valid += ok;
+        for (const Hypothesis& h : beam_search_cached(golden::model(), golden::tokenizer(), p, beams)) {
+            const bool whole = dfa.matches(text_of(h.ids));
+            if (!whole && first_bad.empty()) first_bad = "beam, prompt " + std::to_string(k) + ": " + text_of(h.ids);
+            beam_valid += whole;
+            ++beam_returned;
+        }
+    }
+    INFO("first invalid output: " << first_bad);
+    CHECK(greedy_valid == 200);
+    CHECK(beam_returned == 400);
+    CHECK(beam_valid == 400);
+}
