@@ -369,34 +369,49 @@ TEST_CASE("sampled outputs under a JSON schema parse and satisfy it", "[constrai
     CHECK(valid == 200);
 }
 
-TEST_CASE("greedy and beam outputs from 200 prompts all match the regex", "[constraint]") {
-    // Greedy and beam search are deterministic, so their 200 samples are 200 prompts.
-    GenerationConfig c;
-    c.regex = " [0-9]{1,2}(\\.[0-9])? (cats|dogs)";
-    c.max_new_tokens = 12;
-    const GenerationConfig greedy = constrained(c);
-    GenerationConfig two = c;
-    two.num_beams = 2;
-    two.num_return_sequences = 2;
-    const GenerationConfig beams = constrained(two);
-    const Dfa dfa = compile_regex(c.regex);
-    int greedy_valid = 0, beam_valid = 0, beam_returned = 0;
-    std::string first_bad;
-    for (int k = 0; k < 200; ++k) {
-        const Ids p = golden::tokenizer().encode("Item " + std::to_string(k) + " of the list: we saw");
-        const Generation g = generate_cached(golden::model(), golden::tokenizer(), p, greedy, make_sampler(greedy, 0));
-        const bool ok = g.finish_reason == FinishReason::Eos && dfa.matches(text_of(g.ids));
-        if (!ok && first_bad.empty()) first_bad = "greedy, prompt " + std::to_string(k) + ": " + text_of(g.ids);
-        greedy_valid += ok;
-        for (const Hypothesis& h : beam_search_cached(golden::model(), golden::tokenizer(), p, beams)) {
-            const bool whole = dfa.matches(text_of(h.ids));
-            if (!whole && first_bad.empty()) first_bad = "beam, prompt " + std::to_string(k) + ": " + text_of(h.ids);
-            beam_valid += whole;
-            ++beam_returned;
+TEST_CASE("greedy and beam outputs from 200 prompts all satisfy each constraint", "[constraint]") {
+    // Greedy and beam search are deterministic, so their 200 samples are 200 prompts: a regex, a
+    // choice and a JSON schema, each output checked by the constraint's own DFA (and, for JSON, by
+    // nlohmann's parser).
+    const golden::TempDir dir;
+    golden::write_file(dir.file("point.json"), R"({"type": "object", "properties": {
+        "x": {"type": "integer", "minimum": -9, "maximum": 9}, "label": {"enum": ["a", "b"]}},
+      "required": ["x"]})");
+    std::vector<GenerationConfig> cases(3);
+    cases[0].regex = " [0-9]{1,2}(\\.[0-9])? (cats|dogs)";
+    cases[1].choice = {" yes", " no", " maybe later"};
+    cases[2].json_schema = dir.file("point.json");
+    for (GenerationConfig& c : cases) {
+        c.max_new_tokens = 40;
+        const GenerationConfig greedy = constrained(c);
+        GenerationConfig two = c;
+        two.num_beams = 2;
+        two.num_return_sequences = 2;
+        const GenerationConfig beams = constrained(two);
+        const Dfa& dfa = greedy.constraint->index->dfa();
+        const bool json = !c.json_schema.empty();
+        auto valid = [&](const Ids& ids) {
+            const std::string text = text_of(ids);
+            return dfa.matches(text) && (!json || nlohmann::json::accept(text));
+        };
+        int greedy_valid = 0, beam_valid = 0, beam_returned = 0;
+        std::string first_bad;
+        for (int k = 0; k < 200; ++k) {
+            const Ids p = golden::tokenizer().encode("Item " + std::to_string(k) + " of the list: we saw");
+            const Generation g = generate_cached(golden::model(), golden::tokenizer(), p, greedy, make_sampler(greedy, 0));
+            const bool ok = g.finish_reason == FinishReason::Eos && valid(g.ids);
+            if (!ok && first_bad.empty()) first_bad = "greedy, prompt " + std::to_string(k) + ": " + text_of(g.ids);
+            greedy_valid += ok;
+            for (const Hypothesis& h : beam_search_cached(golden::model(), golden::tokenizer(), p, beams)) {
+                const bool whole = valid(h.ids);
+                if (!whole && first_bad.empty()) first_bad = "beam, prompt " + std::to_string(k) + ": " + text_of(h.ids);
+                beam_valid += whole;
+                ++beam_returned;
+            }
         }
+        INFO(greedy.constraint->name << ": first invalid output: " << first_bad);
+        CHECK(greedy_valid == 200);
+        CHECK(beam_returned == 400);
+        CHECK(beam_valid == 400);
     }
-    INFO("first invalid output: " << first_bad);
-    CHECK(greedy_valid == 200);
-    CHECK(beam_returned == 400);
-    CHECK(beam_valid == 400);
 }
