@@ -1,4 +1,4 @@
-// decodebook-generate: every decoding parameter of chapters 00-07 on the command line, on the KV cache.
+// decodebook-generate: every decoding parameter of chapters 00-09 on the command line, on the KV cache.
 //
 //   decodebook-generate --prompt "The best way to" --temperature 0.8 --top-p 0.9 --seed 7 --show-chain
 //   decodebook-generate --interactive          (a REPL that keeps its settings between prompts)
@@ -158,7 +158,7 @@ void repl(const Session& session, const Gpt2* draft, GenerationConfig config, Di
 }  // namespace
 
 int main(int argc, char** argv) {
-    ProgramInfo info{"decodebook-generate", "Generate text with every decoding parameter of chapters 00-08.",
+    ProgramInfo info{"decodebook-generate", "Generate text with every decoding parameter of chapters 00-09.",
                      "The best way to"};
     info.defaults.max_new_tokens = 48;
     info.knob_groups = kAllKnobs;
