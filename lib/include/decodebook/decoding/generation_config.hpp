@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace decodebook {
@@ -133,6 +134,33 @@ struct GenerationConfig {
     float presence_penalty = 0.0f;    ///< OpenAI presence penalty in [-2, 2], over the output
     float frequency_penalty = 0.0f;   ///< OpenAI frequency penalty in [-2, 2], over the output
     int no_repeat_ngram_size = 0;     ///< ban repeating any n-gram (HF); 0 = off
+    // -- chapter 10: the field's other samplers. Each runs only in the orders of the engines that
+    //    have it (validate refuses the others, naming them); sampling/other_samplers.hpp has the rules.
+    float typical_p = 1.0f;           ///< locally typical mass in (0, 1]; 1 = off (HF, llama.cpp)
+    float epsilon_cutoff = 0.0f;      ///< remove p < epsilon, in [0, 1); 0 = off (HF)
+    float eta_cutoff = 0.0f;          ///< remove p < min(eta, sqrt(eta) e^-H), in [0, 1); 0 = off (HF)
+    float top_n_sigma = -1.0f;        ///< keep logits >= max - n sigma; <= 0 = off (llama.cpp's -1)
+    float xtc_probability = 0.0f;     ///< chance per step that XTC removes the top choices, in [0, 1]; 0 = off (llama.cpp)
+    float xtc_threshold = 0.1f;       ///< XTC's threshold in [0, 1]; > 0.5 = off (llama.cpp's default 0.1)
+    int mirostat = 0;                 ///< 0 = off, 1 = mirostat, 2 = mirostat 2.0 (llama.cpp)
+    float mirostat_tau = 5.0f;        ///< mirostat's target surprise in bits (> 0)
+    float mirostat_eta = 0.1f;        ///< mirostat's learning rate (> 0)
+    float dynatemp_range = 0.0f;      ///< dynamic temperature: T +- range by entropy, >= 0; 0 = off (llama.cpp)
+    float dynatemp_exponent = 1.0f;   ///< exponent of the normalised entropy (> 0)
+    float dry_multiplier = 0.0f;      ///< DRY's strength, >= 0; 0 = off (llama.cpp)
+    float dry_base = 1.75f;           ///< DRY's base (>= 1)
+    int dry_allowed_length = 2;       ///< repeats shorter than this are free (>= 0)
+    int dry_penalty_last_n = -1;      ///< tokens DRY looks back over; -1 = all, 0 = off
+    /// DRY's sequence breakers (llama.cpp's defaults): a repeat never reaches back across one.
+    std::vector<std::string> dry_sequence_breakers{"\n", ":", "\"", "*"};
+    std::vector<std::pair<int, float>> logit_bias{};                 ///< token id -> bias (llama.cpp, vLLM)
+    std::vector<std::pair<std::vector<int>, float>> sequence_bias{};  ///< token sequence -> bias (HF)
+    std::vector<std::vector<int>> bad_words_ids{};                   ///< token sequences never to complete (HF, vLLM)
+    std::vector<int> suppress_tokens{};                              ///< ids always -inf (HF)
+    std::vector<int> begin_suppress_tokens{};                        ///< ids -inf at the first new token (HF)
+    /// dry_sequence_breakers as token sequences for the tokenizer in use (the same binding step
+    /// that builds `constraint`): not a knob. The chain refuses DRY with breakers but none bound.
+    std::shared_ptr<const std::vector<std::vector<int>>> dry_breaker_ids{};
     // -- beam search (chapter 05)
     int num_beams = 1;                ///< hypotheses kept per step; 1 = no beam search
     float length_penalty = 1.0f;      ///< exponent of the length a finished score is divided by (1 is not neutral)
