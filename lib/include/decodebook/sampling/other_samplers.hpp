@@ -55,7 +55,10 @@ void apply_eta_cutoff(xt::xtensor<float, 1>& logits, float epsilon, int min_keep
 void apply_top_n_sigma(xt::xtensor<float, 1>& logits, float n);
 
 /// XTC's coin for a step: a pure function of the seed and the step, so a step's decision does not
-/// depend on how many steps ran before it in this process (chapter 08 verifies k steps at once).
+/// depend on how many steps ran before it in this process (chapter 08 verifies k steps at once):
+/// `Rng(seed ^ splitmix64(0x5854430000000000 + step)).coin()` ("XTC" in the high bytes), drawn
+/// whether or not XTC applies; tests/reference/other_samplers.py computes the same. llama.cpp
+/// draws from its own mt19937 only when XTC could apply: the rule is the same, the bits are not.
 /// Introduced in chapter 10.
 double xtc_coin(uint64_t seed, int step);
 
