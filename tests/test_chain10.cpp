@@ -141,9 +141,48 @@ TEST_CASE("mirostat ends llama.cpp's mirostat chain", "[chain10][sampler][mirost
     const xt::xtensor<float, 1> z = xt::zeros<float>({32});
     CHECK_THAT(error_of([&] { (void)chain.distribution(z, context); }), Catch::Contains("mirostat truncates by its mu"));
     CHECK_THAT(error_of([&] { (void)chain.choose(z, 0.5); }), Catch::Contains("mirostat truncates by its mu"));
-    CHECK_THAT(error_of([&] { (void)chain.draw(z, context, 0.5); }), Catch::Contains("--show-steps cannot show"));
-    std::vector<Draw> seen;
-    CHECK_THAT(error_of([&] { (void)make_watched_sampler(c, 1, seen); }), Catch::Contains("--show-steps cannot show"));
+    CHECK_THAT(error_of([&] { (void)chain.draw(z, context, 0.5); }), Catch::Contains("the chain does not hold mu"));
+}
+
+TEST_CASE("a watched mirostat sampler records where each coin fell in mu's truncation", "[chain10][sampler][mirostat]") {
+    for (const int version : {1, 2}) {
+        GenerationConfig c;
+        c.order = ChainOrder::LlamaCpp;
+        c.do_sample = true;
+        c.mirostat = version;
+        c.mirostat_tau = 2.0f;
+        const xt::xtensor<float, 1> logits{3.0f, 2.5f, 1.0f, 0.5f, 0.0f, -1.0f, -2.0f, -4.0f};
+        const std::vector<int> prompt{0};
+        std::vector<int> plain, watched;
+        std::vector<Draw> seen;
+        const Sampler s = make_sampler(c, 3);
+        const Sampler w = make_watched_sampler(c, 3, seen);
+        for (int step = 0; step < 30; ++step) {
+            plain.push_back(s(logits, DecodeContext{prompt, plain, step, {}}));
+            watched.push_back(w(logits, DecodeContext{prompt, watched, step, {}}));
+        }
+        INFO("mirostat " << version);
+        CHECK(watched == plain);  // watching changes nothing: the same coins, the same mu
+        REQUIRE(seen.size() == 30u);
+        // by hand: mu from 2 tau, the same coins; each slice holds its coin, draws its token at both
+        // ends, and its width is the token's share of the truncation (1 when one token is left)
+        Rng rng(3);
+        double mu = 2.0 * c.mirostat_tau;
+        for (const Draw& d : seen) {
+            const double coin = rng.coin();
+            CHECK(d.coin == coin);
+            CHECK(d.from <= d.coin);
+            CHECK(d.coin < d.to);
+            CHECK(d.processed == Approx(d.to - d.from));
+            CHECK_FALSE(d.greedy);
+            double probe = mu;
+            CHECK((version == 1 ? mirostat_v1_step(logits, c.mirostat_tau, c.mirostat_eta, 100, probe, d.from)
+                                : mirostat_v2_step(logits, c.mirostat_tau, c.mirostat_eta, probe, d.from)) == d.token);
+            const int drawn = version == 1 ? mirostat_v1_step(logits, c.mirostat_tau, c.mirostat_eta, 100, mu, coin)
+                                           : mirostat_v2_step(logits, c.mirostat_tau, c.mirostat_eta, mu, coin);
+            CHECK(drawn == d.token);
+        }
+    }
 }
 
 TEST_CASE("make_sampler keeps mirostat's mu from 2 tau and draws one coin per step", "[chain10][sampler][mirostat]") {

@@ -405,9 +405,39 @@ int LogitsChain::pick(const xt::xtensor<float, 1>& logits, const DecodeContext& 
 
 namespace {
 Error no_steps_with_mirostat(const std::string& name) {
-    return Error("--show-steps cannot show where the coin fell with " + name +
-                     ": mirostat draws from a truncation its mu decides, which the step table does not hold",
-                 "drop --show-steps with --mirostat (--show-chain shows the chain)");
+    return Error("LogitsChain::draw cannot say where the coin fell in a chain that ends in " + name +
+                     ": mirostat draws from a truncation its mu decides, and the chain does not hold mu",
+                 "record the steps with make_watched_sampler (it keeps mu), or drop --mirostat");
+}
+
+// One mirostat step, recorded (--show-steps). Mirostat draws by inverse CDF from a truncation its mu
+// decides, and the step is a pure function of the logits, mu and the coin: so the drawn token's
+// slice [from, to) of that CDF is the set of coins that draw it with the same mu, found by bisecting
+// on the coin, and its width is the token's probability in the truncation (`processed`). Then the
+// real step moves mu. z: the chain's processed logits (V); raw: the model's (V).
+Draw mirostat_draw(const xt::xtensor<float, 1>& z, const xt::xtensor<float, 1>& raw, int version, double tau, double eta,
+                   double& mu, double coin) {
+    const auto token_at = [&](double c) {
+        double m = mu;  // a probe: mu stays as it is
+        return version == 1 ? mirostat_v1_step(z, tau, eta, 100, m, c) : mirostat_v2_step(z, tau, eta, m, c);
+    };
+    const int token = token_at(coin);
+    double lo = 0, hi = coin;  // the first coin that draws `token` is in (lo, hi]
+    if (token_at(0) == token) hi = 0;
+    for (int i = 0; i < 52 && hi > 0; ++i) {
+        const double mid = (lo + hi) / 2;
+        (token_at(mid) == token ? hi : lo) = mid;
+    }
+    const double from = hi;
+    lo = coin;
+    hi = 1;  // the first coin past `token`'s slice is in (lo, hi]
+    for (int i = 0; i < 52; ++i) {
+        const double mid = (lo + hi) / 2;
+        (token_at(mid) == token ? lo : hi) = mid;
+    }
+    const double to = hi;
+    const int drawn = version == 1 ? mirostat_v1_step(z, tau, eta, 100, mu, coin) : mirostat_v2_step(z, tau, eta, mu, coin);
+    return Draw{coin, drawn, static_cast<float>(to - from), softmax(raw)(static_cast<size_t>(drawn)), from, to, false};
 }
 }  // namespace
 
@@ -445,12 +475,13 @@ Sampler make_sampler(const GenerationConfig& config, uint64_t seed, std::vector<
     auto chain = std::make_shared<const LogitsChain>(config, std::move(first));
     auto rng = std::make_shared<Rng>(seed);
     if (config.mirostat != 0) {  // chapter 10: mu is state, kept beside the coin stream
-        if (seen) throw no_steps_with_mirostat(chain->describe());
         auto mu = std::make_shared<double>(2.0 * config.mirostat_tau);  // llama.cpp's mu starts at 2 tau
-        return [chain, rng, mu, tau = double(config.mirostat_tau), eta = double(config.mirostat_eta)](
+        return [chain, rng, mu, seen, tau = double(config.mirostat_tau), eta = double(config.mirostat_eta)](
                    const xt::xtensor<float, 1>& logits, const DecodeContext& context) {
             const double coin = rng->coin();  // one coin per step, as always
-            return chain->mirostat_step(logits, context, tau, eta, *mu, coin);
+            if (!seen) return chain->mirostat_step(logits, context, tau, eta, *mu, coin);
+            seen->push_back(mirostat_draw(chain->apply(logits, context), logits, chain->mirostat(), tau, eta, *mu, coin));
+            return seen->back().token;
         };
     }
     return [chain, rng, seen](const xt::xtensor<float, 1>& logits, const DecodeContext& context) {

@@ -75,8 +75,8 @@ public:
     /// Choose the next token: choose(distribution(logits, context), coin). Introduced in chapter 02.
     int pick(const xt::xtensor<float, 1>& logits, const DecodeContext& context, double coin) const;
     /// pick, recorded: the chain runs once, and the Draw says where the coin fell. Introduced in chapter 02.
-    /// @throws Error for a chain that ends in mirostat (chapter 10): its draw is not a CDF slice of
-    /// the processed distribution.
+    /// @throws Error for a chain that ends in mirostat (chapter 10): its draw depends on mu, which
+    /// make_watched_sampler keeps.
     Draw draw(const xt::xtensor<float, 1>& logits, const DecodeContext& context, double coin) const;
     /// "repetition_penalty(1.3) -> temperature(0.7) -> top_p(0.9) -> sample" (or "-> argmax", or,
     /// with mirostat, "-> mirostat_v2(tau=5, eta=0.1)"). Introduced in chapter 02.
@@ -111,7 +111,8 @@ int greedy(const xt::xtensor<float, 1>& logits, const DecodeContext& context);
 
 /// The Sampler a config describes: LogitsChain(config), then argmax or a sample with
 /// coin i of Rng(seed) for token i (with mirostat, chapter 10: LogitsChain::mirostat_step with coin i
-/// and the mu this sampler keeps, starting at 2 tau as llama.cpp's; `seen` is then refused). Exactly one coin is drawn per step, used or not, so coin i
+/// and the mu this sampler keeps, starting at 2 tau as llama.cpp's; a Draw then gives the token's
+/// slice of the truncation mu decided, found by bisecting on the coin). Exactly one coin is drawn per step, used or not, so coin i
 /// always belongs to token i. Each call starts a fresh coin stream. With `seen`, every step's
 /// Draw is appended to it (the same tokens: the chain runs once either way); `first` are the
 /// caller's processors at the head of the chain (LogitsChain). Introduced in chapter 02.
