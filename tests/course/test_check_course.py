@@ -111,6 +111,79 @@ class SiteMarkers(unittest.TestCase):
                                          "to '// [/ch02:indented]'") for p in got), got)
 
 
+ANSWER_CODE = """\
+#include <string>
+namespace decodebook {
+namespace {
+const int kTable[] = {1, 2};  // an initializer, not a function
+}  // namespace
+// [ch06:find-stop]
+int find_stop(const std::string& text) {
+    if (text == "}") return 1;  // a brace in a string
+    return 0;
+}
+// [/ch06:find-stop]
+// [ch06:helper]
+int Stream::push(int x) {
+    // [ch06:middle]
+    return x + 1;
+    // [/ch06:middle]
+}
+// [/ch06:helper]
+}  // namespace decodebook
+"""
+
+MANIFEST = {"exercises": [{"id": "06.1", "answer": ["decodebook::find_stop"]},
+                          {"id": "06.2", "answer": ["decodebook::Stream::*"]}]}
+
+
+def answer_page(include: str, folded: bool, exercise_first: bool = False) -> str:
+    block = f".. literalinclude:: /../lib/src/s.cpp\n   :start-after: // [{include}]\n   :end-before: // [/{include}]\n"
+    if folded:
+        block = ".. details:: The library's code\n\n" + "".join("   " + line + "\n" for line in block.splitlines())
+    exercise = ".. exercise:: 06.1\n\n.. exercise:: 06.2\n"
+    parts = [exercise, block] if exercise_first else [block, exercise]
+    return "Stops\n=====\n\n" + "\n".join(parts)
+
+
+def early(page: str) -> list:
+    return check_course.early_answer_problems({"docs/chapters/06-x.rst": page}, {"lib/src/s.cpp": ANSWER_CODE}, MANIFEST)
+
+
+class AnswersAfterExercises(unittest.TestCase):
+    """check_course.early_answer_problems: a page must not show an exercise's library twin, unfolded,
+    above the exercise (issue 25 item 5: chapters 03, 06 and 09 once did)."""
+
+    def test_functions_are_found_with_their_lines(self):
+        self.assertEqual(check_course.top_level_functions(ANSWER_CODE),
+                         [("find_stop", 7, 10), ("Stream::push", 13, 17)])
+
+    def test_an_unfolded_answer_above_its_exercise_fails(self):
+        got = early(answer_page("ch06:find-stop", folded=False))
+        self.assertEqual(len(got), 1, got)
+        self.assertIn("docs/chapters/06-x.rst:4: shows lib/src/s.cpp's find_stop (lines 7-10 of 7-10), "
+                      "the answer to exercise 06.1, above the exercise (line 8)", got[0])
+
+    def test_folded_or_after_the_exercise_passes(self):
+        self.assertEqual(early(answer_page("ch06:find-stop", folded=True)), [])
+        self.assertEqual(early(answer_page("ch06:find-stop", folded=False, exercise_first=True)), [])
+
+    def test_part_of_an_answer_counts_but_a_whole_class_wildcard_does_not(self):
+        # Stream::* only forbids calls (06.2 may not call Stream's members): it names no twin.
+        self.assertEqual(early(answer_page("ch06:middle", folded=False)), [])
+        manifest = {"exercises": [{"id": "06.1", "answer": ["decodebook::Stream::push"]}]}
+        got = check_course.early_answer_problems({"docs/chapters/06-x.rst": answer_page("ch06:middle", folded=False)},
+                                                 {"lib/src/s.cpp": ANSWER_CODE}, manifest)
+        self.assertEqual(len(got), 1, got)
+        self.assertIn("Stream::push (lines 15-15 of 13-17)", got[0])
+
+    def test_the_real_site_passes(self):
+        pages, code = check_course.read_site_files()
+        with open(os.path.join(check_course.ROOT, "exercises", "manifest.json"), encoding="utf-8") as f:
+            manifest = check_course.json.load(f)
+        self.assertEqual(check_course.early_answer_problems(pages, code, manifest), [])
+
+
 class TestBinaries(unittest.TestCase):
     def test_finds_executables_sorted_and_nothing_else(self):
         with tempfile.TemporaryDirectory() as d:
