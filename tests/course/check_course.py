@@ -2,7 +2,7 @@
 """Check the course itself, not only the code (run by tools/run-tests.sh and so by CI).
 
     /usr/bin/python3 tests/course/check_course.py --build-dir build-tests
-    /usr/bin/python3 tests/course/check_course.py --no-build     # checks 1-3 and 7-9 only, no build needed
+    /usr/bin/python3 tests/course/check_course.py --no-build     # checks 1-3 and 7-10 only, no build needed
 
 1. exercises/manifest.json and the tree agree: every file under exercises/ and solutions/ is
    listed, every listed file exists, each stub has a solution at the mirrored path, ids are
@@ -34,6 +34,8 @@
 9. No page shows an exercise's answer before the exercise: a literalinclude of library code that
    overlaps a function the manifest's `answer` names (a twin, not a `Class::*` guard) and sits
    above that exercise's `.. exercise::` on its page must be folded under `.. details::`.
+10. The `docs` target (docs/CMakeLists.txt) depends on every program a page's command-output or
+   a plot's chapter_csv runs, so the README's site command works in a fresh build folder.
 Prints "course checks: N passed, M failed" and exits 1 if anything failed.
 The site-marker rules have their own tests: /usr/bin/python3 tests/course/test_check_course.py
 """
@@ -520,6 +522,49 @@ def check_answers_folded(c: Checks, manifest: dict) -> None:
         c.check(False, p)
 
 
+# ------------------------------------------------------------------- the programs the site runs
+
+PROGRAM_OUTPUT = re.compile(r"^\s*\.\.\s+(?:command|program)-output::\s*(\S+)")
+CHAPTER_CSV = re.compile(r"chapter_csv\(\s*[\"']([^\"']+)[\"']")
+
+
+def docs_program_problems(pages: dict[str, str], plots: dict[str, str], docs_cmake: str) -> list[str]:
+    """Every program a page runs (`.. command-output:: PROGRAM ...`) or a plot runs
+    (`chapter_csv("PROGRAM", ...)`) must be a dependency of the `docs` target in docs/CMakeLists.txt
+    (chapter-NN through `${chapters}`), or a fresh build folder's `docs` fails: the README's site
+    command run by CI finds it too, after a full build; this finds it before the build."""
+    m = re.search(r"^\s*DEPENDS\s+(.*)$", docs_cmake, re.M)
+    depends = set(m.group(1).split()) if m else set()
+    used = {}
+    for path, text in sorted(pages.items()) + sorted(plots.items()):
+        pattern = PROGRAM_OUTPUT if path.endswith(".rst") else CHAPTER_CSV
+        for n, line in enumerate(text.splitlines(), 1):
+            for hit in pattern.finditer(line):
+                used.setdefault(hit.group(1), f"{path}:{n}")
+    problems = []
+    for program, where in sorted(used.items()):
+        covered = program in depends or (re.fullmatch(r"chapter-\d\d", program) and "${chapters}" in depends)
+        if not covered:
+            problems.append(f"{where}: runs {program}, which the docs target does not build: add it to DEPENDS in "
+                            f"docs/CMakeLists.txt")
+    return problems
+
+
+def check_docs_programs(c: Checks) -> None:
+    print("programs the site runs:")
+    pages, _ = read_site_files()
+    plots = {}
+    for path in glob.glob(os.path.join(ROOT, DOCS, "plots", "*.py")):
+        with open(path, encoding="utf-8") as f:
+            plots[os.path.relpath(path, ROOT).replace(os.sep, "/")] = f.read()
+    with open(os.path.join(ROOT, DOCS, "CMakeLists.txt"), encoding="utf-8") as f:
+        problems = docs_program_problems(pages, plots, f.read())
+    if not problems:
+        c.check(True, "the docs target builds every program a page or a plot runs")
+    for p in problems:
+        c.check(False, p)
+
+
 # ------------------------------------------------------------------------------------ tests (build)
 
 def test_binaries(build_dir: str) -> list[str]:
@@ -652,7 +697,7 @@ def check_solutions_and_stubs(c: Checks, build_dir: str, record_seconds: bool = 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default="build-tests", help="a build of the default configuration (stubs)")
-    ap.add_argument("--no-build", action="store_true", help="only the checks that need no build (1-3, 7-9)")
+    ap.add_argument("--no-build", action="store_true", help="only the checks that need no build (1-3, 7-10)")
     ap.add_argument("--layering", action="store_true", help="only check 8, the library's layering")
     ap.add_argument("--record-seconds", action="store_true",
                     help="write tests/course/test_seconds.json from this run's solution tests (CPU time)")
@@ -669,6 +714,7 @@ def main() -> int:
     check_todos(c, manifest)
     check_site_markers(c)
     check_answers_folded(c, manifest)
+    check_docs_programs(c)
     check_stub_includes(c, manifest)
     if args.no_build:
         print("  skip  tests, solutions and stubs (--no-build)")
