@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Tests of check_course.py's rules that need no build: the site-marker check and finding the
-per-chapter exercise test binaries; and the quiz extension's shuffle and its guessable-answer check
-(docs/_ext/quiz.py). Run by tools/run-tests.sh before the build.
+"""Tests of check_course.py's rules that need no build: the site-marker check, the answers-after-
+exercises check and finding the per-chapter exercise test binaries; the quiz extension's shuffle and
+its guessable-answer check (docs/_ext/quiz.py), and the site's output excerpts
+(docs/_ext/decodebook_site.py). Run by tools/run-tests.sh before the build.
 
     /usr/bin/python3 tests/course/test_check_course.py      (or: -m unittest from tests/course)
 """
@@ -184,6 +185,28 @@ class AnswersAfterExercises(unittest.TestCase):
         self.assertEqual(check_course.early_answer_problems(pages, code, manifest), [])
 
 
+class DocsPrograms(unittest.TestCase):
+    """check_course.docs_program_problems: the docs target must build what the site runs (issue 25:
+    chapter 04's page ran decodebook-diversity, which a fresh build folder did not have)."""
+    CMAKE = "add_custom_target(docs\n  COMMAND x\n  DEPENDS ${chapters} decodebook-generate\n  VERBATIM)\n"
+    PAGES = {"docs/chapters/04-x.rst": "Text\n\n.. command-output:: decodebook-diversity\n   :nostderr:\n",
+             "docs/chapters/00-x.rst": ".. command-output:: chapter-00 -n 4\n\n.. program-output:: decodebook-generate\n"}
+    PLOTS = {"docs/plots/p.py": 'rows = chapter_csv("decodebook-bench", "--csv")\nchapter_csv("chapter-07")\n'}
+
+    def test_a_program_the_docs_target_does_not_build_is_named_where_it_runs(self):
+        got = check_course.docs_program_problems(self.PAGES, self.PLOTS, self.CMAKE)
+        self.assertEqual(got, [
+            "docs/plots/p.py:1: runs decodebook-bench, which the docs target does not build: add it to DEPENDS in "
+            "docs/CMakeLists.txt",
+            "docs/chapters/04-x.rst:3: runs decodebook-diversity, which the docs target does not build: add it to "
+            "DEPENDS in docs/CMakeLists.txt"])
+
+    def test_listed_programs_and_chapters_pass(self):
+        cmake = self.CMAKE.replace("decodebook-generate", "decodebook-generate decodebook-diversity decodebook-bench")
+        self.assertEqual(check_course.docs_program_problems(self.PAGES, self.PLOTS, cmake), [])
+        self.assertEqual(len(check_course.docs_program_problems(self.PAGES, {}, cmake.replace("${chapters} ", ""))), 1)
+
+
 class TestBinaries(unittest.TestCase):
     def test_finds_executables_sorted_and_nothing_else(self):
         with tempfile.TemporaryDirectory() as d:
@@ -282,6 +305,34 @@ class QuizShuffle(unittest.TestCase):
         with self.assertRaisesRegex(Exception, "answer A is the right one in 3 of 5 questions"):
             self.quiz.check_positions(None, self.env([0, 0, 0, 1, 2]))
         self.quiz.check_positions(None, self.env([0, 0, 1, 1, 2]))  # two of five: fine
+
+
+
+class OutputExcerpt(unittest.TestCase):
+    """docs/_ext/decodebook_site.py's output-excerpt: a part of a program's output, the prompt line
+    kept; a :from: or :to: in no line fails the build (the program changed)."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "_ext"))
+        import decodebook_site  # noqa: E402  (needs python3-sphinx: tools/install-deps.sh --docs)
+        cls.site = decodebook_site
+
+    OUTPUT = ["$ ./chapter-07", "== 1. one ==", "a", "", "== 2. two ==", "b", "c", "", "== 3. three ==", "d"]
+
+    def test_a_middle_part_is_cut_on_both_sides(self):
+        self.assertEqual(self.site.excerpt_lines(self.OUTPUT, "== 2.", "== 3."),
+                         ["$ ./chapter-07", "...", "== 2. two ==", "b", "c", "..."])
+
+    def test_to_the_end_and_from_the_start(self):
+        self.assertEqual(self.site.excerpt_lines(self.OUTPUT, "== 3.", ""), ["$ ./chapter-07", "...", "== 3. three ==", "d"])
+        self.assertEqual(self.site.excerpt_lines(self.OUTPUT, "== 1.", "== 2."), ["$ ./chapter-07", "== 1. one ==", "a", "..."])
+
+    def test_a_text_in_no_line_is_an_error(self):
+        with self.assertRaisesRegex(ValueError, "no line of the output contains '== 9.'"):
+            self.site.excerpt_lines(self.OUTPUT, "== 9.", "")
+        with self.assertRaisesRegex(ValueError, "no line after '== 3.' contains '== 1.'"):
+            self.site.excerpt_lines(self.OUTPUT, "== 3.", "== 1.")
 
 
 if __name__ == "__main__":
