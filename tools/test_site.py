@@ -17,7 +17,8 @@ Debian's chromium through chromium-driver with Debian's python3-selenium, and ch
      scroll bar unless one of its lines is longer than 110 characters (the article takes the width
      furo's hidden contents leave);
   6. at 1280 and 1600 pixels, no page is wider than the window (no line ends under the scroll bar);
-  7. no page shows the build machine's own paths (program output names the embedded model by its
+  7. no page has a table of contents that furo paints over in red as an error;
+  8. no page shows the build machine's own paths (program output names the embedded model by its
      folder's name, not by where this checkout happens to live).
 Saves a full-page screenshot of chapter 00 (after the quiz click) to --screenshot.
 Prints one line per check; exits 1 if any failed.
@@ -228,6 +229,21 @@ def check_no_overflow(c: Checks, driver, site: str) -> None:
     driver.set_window_size(1280, 1000)
 
 
+def check_no_theme_errors(c: Checks, driver, site: str) -> None:
+    """Every page: no box the theme draws over a mistake. Furo paints an `.. contents::` block red
+    with "ERROR: Adding a table of contents ..." (a CSS ::before, so no build warning catches it)."""
+    pages = ["index.html"] + [p for p in PROSE_PAGES if os.path.isfile(os.path.join(site, p))] + sorted(
+        "chapters/" + p for p in os.listdir(os.path.join(site, "chapters")) if p.endswith(".html"))
+    bad = []
+    for page in pages:
+        driver.get(page_url(site, page))
+        if driver.find_elements(By.CSS_SELECTOR,
+                                ".contents:not(.this-will-duplicate-information-and-it-is-still-useful-here)"):
+            bad.append(page)
+    c.check(not bad, f"no page has a table of contents the theme marks as an error ({len(pages)} pages)",
+            ", ".join(bad))
+
+
 def check_no_local_paths(c: Checks, site: str) -> None:
     """Every built page, searched for this checkout's absolute path (no browser needed)."""
     checkout = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
@@ -260,7 +276,8 @@ def main() -> int:
             sys.exit(f"test_site: could not start headless Chromium: {e.msg}")
         try:
             for check in (check_landing, check_chapter, lambda c, d, s, _: check_wide_blocks(c, d, s),
-                          lambda c, d, s, _: check_no_overflow(c, d, s)):
+                          lambda c, d, s, _: check_no_overflow(c, d, s),
+                          lambda c, d, s, _: check_no_theme_errors(c, d, s)):
                 try:
                     check(c, driver, args.site, args.screenshot)
                 except WebDriverException as e:  # a missing element or a failed click: report, go on
