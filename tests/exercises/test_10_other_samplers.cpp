@@ -58,8 +58,8 @@ void check_typical(const std::vector<float>& probs, double mass, int min_keep, c
 
 void check_dry(const Ids& context, int candidate, const Ids& breakers, float multiplier, float base, int allowed,
                float expected, const std::string& why) {
-    FEEDBACK("input: context " << golden::join(context) << ", candidate " << candidate << ", breakers "
-                               << golden::join(breakers) << ", multiplier " << feedback::num(multiplier) << ", base "
+    FEEDBACK("input: context [" << golden::join(context) << "], candidate " << candidate << ", breakers ["
+                                << golden::join(breakers) << "], multiplier " << feedback::num(multiplier) << ", base "
                                << feedback::num(base) << ", allowed_length " << allowed);
     FEEDBACK(why);
     const float found = your_dry_penalty(context, candidate, breakers, multiplier, base, allowed);
