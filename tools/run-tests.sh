@@ -10,9 +10,11 @@
 #   4. the grader's end-to-end test (tests/course/broken_stub.py: a chapter-04 stub that does not
 #      compile breaks only chapter 04; reconfigures BUILD_DIR back when done) and its own tests
 #      (tests/course/test_grade.py),
-#   5. the course site: Doxygen + Sphinx with every warning an error (target `docs`, which runs
-#      the chapter binaries), then tools/test_site.py opens it in headless Chromium and saves
-#      a screenshot to BUILD_DIR/site-screenshot.png;
+#   5. the course site: the README's site command, read out of README.md (tools/readme_command.py)
+#      and run as printed in a fresh copy of the tree (BUILD_DIR-site/, so its build/ folder is
+#      new): Doxygen + Sphinx with every warning an error (target `docs`, which builds and runs
+#      the programs its pages run), then tools/test_site.py opens it in headless Chromium and
+#      saves a screenshot to BUILD_DIR/site-screenshot.png;
 #   6. the sanitizer job: the engine, chapter and course tests again, built with ASan + UBSan in
 #      BUILD_DIR-asan (-DDECODEBOOK_SANITIZE=address,undefined; target sanitized_tests builds only
 #      what those tests run); any sanitizer report fails its test;
@@ -39,8 +41,23 @@ ctest --test-dir "$build" -L "engine|chapter" -j2 --timeout 300 --output-on-fail
 /usr/bin/python3 tests/course/check_course.py --build-dir "$build"
 /usr/bin/python3 tests/course/broken_stub.py --build-dir "$build"
 /usr/bin/python3 tests/course/test_grade.py
-cmake --build "$build" --target docs
-/usr/bin/python3 tools/test_site.py --site "$build/html" --screenshot "$build/site-screenshot.png"
+
+step "5. the course site: the README's site command, as printed, in a fresh copy of the tree ($build-site)"
+# The README's command builds in build/ from the repository root; run in a copy of this tree's
+# files (tracked and new, not ignored), its build/ is a fresh folder, as a newcomer's is, so a
+# program the site runs but the docs target does not build fails here. It is read out of
+# README.md, so the README and CI cannot drift apart.
+site="$build-site"
+rm -rf "$site"
+mkdir -p "$site"
+git ls-files -z --cached --others --exclude-standard |
+  tar --null --files-from=- --ignore-failed-read -cf - | tar -xf - -C "$site"
+site_command=$(/usr/bin/python3 tools/readme_command.py "## Course site")
+site_start=$SECONDS
+# CMAKE_BUILD_PARALLEL_LEVEL: the command's `cmake --build` uses both cores, as the rest of CI does.
+(cd "$site" && echo "\$ $site_command" && CMAKE_BUILD_PARALLEL_LEVEL=2 bash -c "$site_command")
+echo "run-tests: the README's site command took $((SECONDS - site_start)) s in $site"
+/usr/bin/python3 tools/test_site.py --site "$site/build/html" --screenshot "$build/site-screenshot.png"
 
 step "6. sanitizers (ASan + UBSan) in $build-asan"
 asan="$build-asan"

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Open the built course site in headless Chromium and check what a student would see.
 
-    /usr/bin/python3 tools/test_site.py --site build-tests/html --screenshot build-tests/site-screenshot.png
+    /usr/bin/python3 tools/test_site.py --site build-tests-site/build/html --screenshot build-tests/site-screenshot.png
 
-Run by tools/run-tests.sh after `cmake --build <build> --target docs`. Drives Debian's chromium
-through chromium-driver with Debian's python3-selenium, and checks that:
+Run by tools/run-tests.sh after the README's site command (in a fresh copy of the tree). Drives
+Debian's chromium through chromium-driver with Debian's python3-selenium, and checks that:
   1. the landing page renders (title, set-up commands, links to every chapter page);
   2. chapter 00 shows real program output (the chapter binary ran during the build), a plot
      image that actually loaded, formulas typeset by the vendored MathJax, and a collapsed
@@ -13,10 +13,12 @@ through chromium-driver with Debian's python3-selenium, and checks that:
      (localStorage);
   4. nothing came from the network (every script, stylesheet and image is a local file) and the
      browser console has no errors;
-  5. at 1280 pixels, no chapter's code or output block needs a scroll bar unless one of its lines
-     is longer than 110 characters (the article takes the width furo's hidden contents leave);
+  5. at 1280 pixels, no code or output block of a chapter, the FAQ or the limitations page needs a
+     scroll bar unless one of its lines is longer than 110 characters (the article takes the width
+     furo's hidden contents leave);
   6. at 1280 and 1600 pixels, no page is wider than the window (no line ends under the scroll bar);
-  7. no page shows the build machine's own paths (program output names the embedded model by its
+  7. no page has a table of contents that furo paints over in red as an error;
+  8. no page shows the build machine's own paths (program output names the embedded model by its
      folder's name, not by where this checkout happens to live).
 Saves a full-page screenshot of chapter 00 (after the quiz click) to --screenshot.
 Prints one line per check; exits 1 if any failed.
@@ -187,27 +189,33 @@ def check_chapter(c: Checks, driver, site: str, screenshot: str) -> None:
     c.check(os.path.getsize(screenshot) > 10000, f"screenshot saved: {screenshot}")
 
 
+# The pages of program output beside the chapters (docs/faq.rst, docs/limitations.rst).
+PROSE_PAGES = ["faq.html", "limitations.html"]
+
+
 def check_wide_blocks(c: Checks, driver, site: str) -> None:
-    """Every chapter page at 1280 px: blocks that scroll, and whether a long line explains it."""
+    """Every chapter page (and the FAQ and limitations) at 1280 px: blocks that scroll, and whether
+    a long line explains it."""
     driver.set_window_size(1280, 1000)
-    chapters = sorted(p for p in os.listdir(os.path.join(site, "chapters")) if p.endswith(".html"))
+    chapters = sorted("chapters/" + p for p in os.listdir(os.path.join(site, "chapters")) if p.endswith(".html"))
+    chapters += [p for p in PROSE_PAGES if os.path.isfile(os.path.join(site, p))]
     clipped = []
     for page in chapters:
-        driver.get(page_url(site, "chapters/" + page))
+        driver.get(page_url(site, page))
         widths = driver.execute_script(
             "return Array.from(document.querySelectorAll('div.highlight pre'))"
             ".filter(p => p.scrollWidth > p.clientWidth + 2)"
             ".map(p => Math.max(...p.textContent.split('\\n').map(l => l.length)));")
         clipped += [f"{page} ({w} columns)" for w in widths if w <= 110]
     c.check(bool(chapters) and not clipped,
-            f"at 1280 px no code or output block of lines up to 110 columns scrolls ({len(chapters)} chapter pages)",
+            f"at 1280 px no code or output block of lines up to 110 columns scrolls ({len(chapters)} pages)",
             ", ".join(clipped[:10]))
 
 
 def check_no_overflow(c: Checks, driver, site: str) -> None:
     """Every page at 1280 and 1600 px: nothing wider than the window (no line ends under the scroll bar)."""
-    pages = ["index.html"] + sorted("chapters/" + p for p in os.listdir(os.path.join(site, "chapters"))
-                                    if p.endswith(".html"))
+    pages = ["index.html"] + [p for p in PROSE_PAGES if os.path.isfile(os.path.join(site, p))] + sorted(
+        "chapters/" + p for p in os.listdir(os.path.join(site, "chapters")) if p.endswith(".html"))
     for width in (1280, 1600):
         driver.set_window_size(width, 1000)
         wide = []
@@ -219,6 +227,21 @@ def check_no_overflow(c: Checks, driver, site: str) -> None:
                 wide.append(f"{page} (+{extra} px)")
         c.check(not wide, f"at {width} px no page is wider than the window ({len(pages)} pages)", ", ".join(wide[:10]))
     driver.set_window_size(1280, 1000)
+
+
+def check_no_theme_errors(c: Checks, driver, site: str) -> None:
+    """Every page: no box the theme draws over a mistake. Furo paints an `.. contents::` block red
+    with "ERROR: Adding a table of contents ..." (a CSS ::before, so no build warning catches it)."""
+    pages = ["index.html"] + [p for p in PROSE_PAGES if os.path.isfile(os.path.join(site, p))] + sorted(
+        "chapters/" + p for p in os.listdir(os.path.join(site, "chapters")) if p.endswith(".html"))
+    bad = []
+    for page in pages:
+        driver.get(page_url(site, page))
+        if driver.find_elements(By.CSS_SELECTOR,
+                                ".contents:not(.this-will-duplicate-information-and-it-is-still-useful-here)"):
+            bad.append(page)
+    c.check(not bad, f"no page has a table of contents the theme marks as an error ({len(pages)} pages)",
+            ", ".join(bad))
 
 
 def check_no_local_paths(c: Checks, site: str) -> None:
@@ -253,7 +276,8 @@ def main() -> int:
             sys.exit(f"test_site: could not start headless Chromium: {e.msg}")
         try:
             for check in (check_landing, check_chapter, lambda c, d, s, _: check_wide_blocks(c, d, s),
-                          lambda c, d, s, _: check_no_overflow(c, d, s)):
+                          lambda c, d, s, _: check_no_overflow(c, d, s),
+                          lambda c, d, s, _: check_no_theme_errors(c, d, s)):
                 try:
                     check(c, driver, args.site, args.screenshot)
                 except WebDriverException as e:  # a missing element or a failed click: report, go on

@@ -8,8 +8,14 @@
                           so each entity is rendered exactly once and new headers appear by themselves
 .. readme-code:: TEXT     the first ```sh block after the README line containing TEXT
 .. details:: SUMMARY      a collapsed <details> block (sphinx-togglebutton is not in Debian)
+.. output-excerpt::       the lines of one command-output block from the first line containing
+   :from: TEXT            :from: up to the line before the first later one containing :to: (or
+   :to: TEXT              the end), the command's prompt line kept and "..." where lines are
+                          cut; the output is whole to programoutput, so a page that shows a part
+                          of a chapter's output reuses the chapter page's run (same command, one run)
 
-Consistency checks (warnings, so fatal under `sphinx-build -W`): every chapter folder has a page
+Consistency checks (warnings, so fatal under `sphinx-build -W`): an excerpt whose :from: or :to:
+is in no line of its output (the program changed: fix the page), every chapter folder has a page
 docs/chapters/<folder>.rst (or is listed, for now, in conf.py's decodebook_pages_pending), and
 every exercise in the manifest is introduced exactly once on its chapter's page.
 """
@@ -368,6 +374,62 @@ class ReadmeCodeDirective(SphinxDirective):
         return [block]
 
 
+# ---------------------------------------------------------------------------------- output excerpt
+
+class OutputExcerptDirective(SphinxDirective):
+    """A part of one `.. command-output::` block (the content): from the first line containing
+    :from: to the line before the first later one containing :to:. Cut after programoutput has run
+    the command (cut_excerpts), so the same command on two pages runs once."""
+    has_content = True
+    option_spec = {"from": directives.unchanged_required, "to": directives.unchanged}
+
+    def run(self):
+        node = nodes.container(classes=["db-excerpt"])
+        node["excerpt_from"] = self.options.get("from", "")
+        node["excerpt_to"] = self.options.get("to", "")
+        if not node["excerpt_from"]:
+            raise self.error("output-excerpt needs :from: TEXT, a text of the first line to show")
+        self.state.nested_parse(self.content, self.content_offset, node)
+        return [node]
+
+
+def excerpt_lines(lines: list, start_text: str, end_text: str) -> list:
+    """lines[0] (the prompt line), then "..." and the lines from the first (after lines[0])
+    containing start_text up to the first later one containing end_text, then "..." if cut.
+    Raises ValueError naming the text that is in no line."""
+    start = next((i for i in range(1, len(lines)) if start_text in lines[i]), None)
+    if start is None:
+        raise ValueError(f"no line of the output contains {start_text!r}")
+    end = len(lines)
+    if end_text:
+        end = next((i for i in range(start + 1, len(lines)) if end_text in lines[i]), None)
+        if end is None:
+            raise ValueError(f"no line after {start_text!r} contains {end_text!r}")
+    while end > start + 1 and not lines[end - 1].strip():  # no blank lines before the "..."
+        end -= 1
+    return [lines[0]] + (["..."] if start > 1 else []) + lines[start:end] + (["..."] if end < len(lines) else [])
+
+
+def cut_excerpts(app, doctree):
+    for node in list(doctree.traverse(nodes.container)):
+        if "excerpt_from" not in node.attributes:
+            continue
+        blocks = list(node.traverse(nodes.literal_block))
+        if len(blocks) != 1:
+            logger.warning(f"output-excerpt holds {len(blocks)} output blocks: give it one command-output",
+                           location=node)
+            continue
+        try:
+            lines = excerpt_lines(blocks[0].astext().split("\n"), node["excerpt_from"], node["excerpt_to"])
+        except ValueError as e:
+            logger.warning(f"output-excerpt: {e} (did the program's output change? fix the page)", location=node)
+            continue
+        text = "\n".join(lines)
+        block = nodes.literal_block(text, text)
+        block["language"] = "text"
+        node.replace_self(block)
+
+
 # ------------------------------------------------------------------------------------------ checks
 
 def check_course(app, env):
@@ -427,6 +489,8 @@ def setup(app):
     app.add_directive("exercise-list", ExerciseListDirective)
     app.add_directive("api-reference", ApiReferenceDirective)
     app.add_directive("readme-code", ReadmeCodeDirective)
+    app.add_directive("output-excerpt", OutputExcerptDirective)
+    app.connect("doctree-read", cut_excerpts, priority=600)  # after programoutput's run_programs (500)
     app.connect("env-check-consistency", check_course)
     app.connect("missing-reference", missing_reference)
     app.connect("env-purge-doc", purge_exercises)

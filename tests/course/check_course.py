@@ -2,7 +2,7 @@
 """Check the course itself, not only the code (run by tools/run-tests.sh and so by CI).
 
     /usr/bin/python3 tests/course/check_course.py --build-dir build-tests
-    /usr/bin/python3 tests/course/check_course.py --no-build     # checks 1-3 and 7 only, no build needed
+    /usr/bin/python3 tests/course/check_course.py --no-build     # checks 1-3 and 7-10 only, no build needed
 
 1. exercises/manifest.json and the tree agree: every file under exercises/ and solutions/ is
    listed, every listed file exists, each stub has a solution at the mirrored path, ids are
@@ -31,6 +31,11 @@
    above them), and each wing includes only what it may: base/ nothing above it; model/,
    sampling/ and constrain/ only base/ and themselves; decoding/ everything but course/ and
    exercises.hpp. `--layering` runs this check alone (the build runs it: target check_layering).
+9. No page shows an exercise's answer before the exercise: a literalinclude of library code that
+   overlaps a function the manifest's `answer` names (a twin, not a `Class::*` guard) and sits
+   above that exercise's `.. exercise::` on its page must be folded under `.. details::`.
+10. The `docs` target (docs/CMakeLists.txt) depends on every program a page's command-output or
+   a plot's chapter_csv runs, so the README's site command works in a fresh build folder.
 Prints "course checks: N passed, M failed" and exits 1 if anything failed.
 The site-marker rules have their own tests: /usr/bin/python3 tests/course/test_check_course.py
 """
@@ -361,6 +366,205 @@ def check_site_markers(c: Checks) -> None:
         c.check(False, p)
 
 
+# ------------------------------------------------------------------------- answers before exercises
+
+def top_level_functions(text: str) -> list[tuple[str, int, int]]:
+    """(name as written, first line, last line) of each function defined at namespace scope in a
+    C++ source, e.g. ("find_stop", 11, 30), ("LogitsChain::LogitsChain", 140, 160). Namespaces are
+    transparent; a braced initializer (`= {`), a class body or an enum is not a function (and what
+    it holds is not looked at). Braces in
+    comments, strings and character literals are skipped (raw strings are not: lib/src has none
+    at namespace scope)."""
+    out, stack = [], []  # stack: for each open brace, a function (name, first line) or None
+    statement, first = "", 0
+    in_block_comment = False
+    for n, line in enumerate(text.splitlines(), 1):
+        i = 0
+        if not in_block_comment and line.lstrip().startswith("#"):  # the preprocessor
+            continue
+        while i < len(line):
+            ch = line[i]
+            if in_block_comment:
+                end = line.find("*/", i)
+                if end < 0:
+                    break
+                in_block_comment, i = False, end + 2
+                continue
+            if line.startswith("//", i):
+                break
+            if line.startswith("/*", i):
+                in_block_comment, i = True, i + 2
+                continue
+            if ch in "\"'":  # a literal: skip to its closing quote
+                j = i + 1
+                while j < len(line) and line[j] != ch:
+                    j += 2 if line[j] == "\\" else 1
+                statement += " "
+                i = j + 1
+                continue
+            at_scope = all(frame == "namespace" for frame in stack)  # only namespaces are open
+            if ch == "{":
+                if at_scope:
+                    head = statement.strip()
+                    if re.match(r"(inline\s+)?namespace\b", head):
+                        stack.append("namespace")
+                    else:
+                        m = re.search(r"(~?[A-Za-z_][\w]*(?:::~?[A-Za-z_]\w*)*)\s*\(", head)
+                        is_function = (m is not None and "=" not in head[:m.start()]
+                                       and not re.match(r"(struct|class|union|enum)\b", head))
+                        stack.append((m.group(1), first) if is_function else None)
+                else:
+                    stack.append(None)
+                statement = ""
+            elif ch == "}":
+                frame = stack.pop() if stack else None
+                if isinstance(frame, tuple) and not any(isinstance(f, tuple) for f in stack):
+                    out.append((frame[0], frame[1], n))
+                statement = ""
+            elif ch == ";" and at_scope:
+                statement = ""
+            else:
+                if not statement.strip() and not ch.isspace():
+                    first = n
+                statement += ch
+            i += 1
+        statement += " "
+    return out
+
+
+def answer_matches(answer: str, function: str) -> bool:
+    """Whether a manifest `answer` entry (decodebook::find_stop, decodebook::Dfa::walk,
+    decodebook::KvCache::*) names a function as a source file writes its definition."""
+    name = answer.removeprefix("decodebook::")
+    if name.endswith("::*"):
+        return function.startswith(name[:-1])
+    return function == name
+
+
+def folded(lines: list[str], index: int) -> bool:
+    """Whether the rst line lines[index] sits inside a `.. details::` block (folded on the site):
+    some enclosing block, found by walking out to each less indented line, is a details directive."""
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    for j in range(index - 1, -1, -1):
+        text = lines[j]
+        if not text.strip():
+            continue
+        outer = len(text) - len(text.lstrip())
+        if outer < indent:
+            if re.match(r"\s*\.\.\s+details::", text):
+                return True
+            indent = outer
+            if indent == 0:
+                return False
+    return False
+
+
+def included_lines(code: str, options: dict) -> tuple[int, int]:
+    """The first and last line of a file a literalinclude shows, from its start/end options."""
+    lines = code.splitlines()
+    first, last = 1, len(lines)
+    for opt in START_OPTIONS:
+        if opt in options:
+            hits = [n for n, t in enumerate(lines, 1) if options[opt][1] in t]
+            if hits:
+                first = hits[0] + (1 if opt == "start-after" else 0)
+    for opt in END_OPTIONS:
+        if opt in options:
+            hits = [n for n, t in enumerate(lines, 1) if n >= first and options[opt][1] in t]
+            if hits:
+                last = hits[0] - (1 if opt == "end-before" else 0)
+    if "lines" in options:
+        m = re.fullmatch(r"(\d*)-?(\d*)", options["lines"][1].replace(" ", ""))
+        if m and (m.group(1) or m.group(2)):
+            first, last = first + int(m.group(1) or 1) - 1, first + int(m.group(2) or last - first + 1) - 1
+    return first, last
+
+
+EXERCISE = re.compile(r"^\.\.\s+exercise::\s*(\S+)")
+
+
+def early_answer_problems(pages: dict[str, str], code: dict[str, str], manifest: dict) -> list[str]:
+    """Every literalinclude of library code that shows (part of) a library twin of an exercise, on
+    the page that introduces the exercise, above the exercise and not folded under `.. details::`:
+    the student would read the answer before trying. The twins are the functions the manifest's
+    `answer` names; a whole class (`decodebook::Gpt2::*`) is there to stop calls of its helpers,
+    not a listing of the answer, so it is not one."""
+    answers = {e["id"]: [a for a in e["answer"] if not a.endswith("::*")] for e in manifest["exercises"]}
+    problems = []
+    for page in sorted(pages):
+        lines = pages[page].splitlines()
+        exercises = [(n, m.group(1)) for n, line in enumerate(lines, 1) if (m := EXERCISE.match(line))]
+        for line, target, options in literalincludes(page, pages[page]):
+            if not target.startswith("lib/") or target not in code or folded(lines, line - 1):
+                continue
+            first, last = included_lines(code[target], options)
+            shown = [(name, a, b) for name, a, b in top_level_functions(code[target]) if a <= last and b >= first]
+            for at, exercise in exercises:
+                if at < line:
+                    continue
+                for name, a, b in shown:
+                    if any(answer_matches(answer, name) for answer in answers.get(exercise, [])):
+                        problems.append(f"{page}:{line}: shows {target}'s {name} (lines {max(a, first)}-{min(b, last)}"
+                                        f" of {a}-{b}), the answer to exercise {exercise}, above the exercise "
+                                        f"(line {at}) and not folded: put it under `.. details::` or after "
+                                        f"the exercise")
+    return problems
+
+
+def check_answers_folded(c: Checks, manifest: dict) -> None:
+    print("answers after their exercises:")
+    pages, code = read_site_files()
+    problems = early_answer_problems(pages, code, manifest)
+    if not problems:
+        exercises = sum(1 for t in pages.values() for line in t.splitlines() if EXERCISE.match(line))
+        c.check(True, f"no page shows a library answer unfolded above its exercise ({exercises} exercises)")
+    for p in problems:
+        c.check(False, p)
+
+
+# ------------------------------------------------------------------- the programs the site runs
+
+PROGRAM_OUTPUT = re.compile(r"^\s*\.\.\s+(?:command|program)-output::\s*(\S+)")
+CHAPTER_CSV = re.compile(r"chapter_csv\(\s*[\"']([^\"']+)[\"']")
+
+
+def docs_program_problems(pages: dict[str, str], plots: dict[str, str], docs_cmake: str) -> list[str]:
+    """Every program a page runs (`.. command-output:: PROGRAM ...`) or a plot runs
+    (`chapter_csv("PROGRAM", ...)`) must be a dependency of the `docs` target in docs/CMakeLists.txt
+    (chapter-NN through `${chapters}`), or a fresh build folder's `docs` fails: the README's site
+    command run by CI finds it too, after a full build; this finds it before the build."""
+    m = re.search(r"^\s*DEPENDS\s+(.*)$", docs_cmake, re.M)
+    depends = set(m.group(1).split()) if m else set()
+    used = {}
+    for path, text in sorted(pages.items()) + sorted(plots.items()):
+        pattern = PROGRAM_OUTPUT if path.endswith(".rst") else CHAPTER_CSV
+        for n, line in enumerate(text.splitlines(), 1):
+            for hit in pattern.finditer(line):
+                used.setdefault(hit.group(1), f"{path}:{n}")
+    problems = []
+    for program, where in sorted(used.items()):
+        covered = program in depends or (re.fullmatch(r"chapter-\d\d", program) and "${chapters}" in depends)
+        if not covered:
+            problems.append(f"{where}: runs {program}, which the docs target does not build: add it to DEPENDS in "
+                            f"docs/CMakeLists.txt")
+    return problems
+
+
+def check_docs_programs(c: Checks) -> None:
+    print("programs the site runs:")
+    pages, _ = read_site_files()
+    plots = {}
+    for path in glob.glob(os.path.join(ROOT, DOCS, "plots", "*.py")):
+        with open(path, encoding="utf-8") as f:
+            plots[os.path.relpath(path, ROOT).replace(os.sep, "/")] = f.read()
+    with open(os.path.join(ROOT, DOCS, "CMakeLists.txt"), encoding="utf-8") as f:
+        problems = docs_program_problems(pages, plots, f.read())
+    if not problems:
+        c.check(True, "the docs target builds every program a page or a plot runs")
+    for p in problems:
+        c.check(False, p)
+
+
 # ------------------------------------------------------------------------------------ tests (build)
 
 def test_binaries(build_dir: str) -> list[str]:
@@ -493,7 +697,7 @@ def check_solutions_and_stubs(c: Checks, build_dir: str, record_seconds: bool = 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default="build-tests", help="a build of the default configuration (stubs)")
-    ap.add_argument("--no-build", action="store_true", help="only the checks that need no build (1-3, 7)")
+    ap.add_argument("--no-build", action="store_true", help="only the checks that need no build (1-3, 7-10)")
     ap.add_argument("--layering", action="store_true", help="only check 8, the library's layering")
     ap.add_argument("--record-seconds", action="store_true",
                     help="write tests/course/test_seconds.json from this run's solution tests (CPU time)")
@@ -509,6 +713,8 @@ def main() -> int:
     check_manifest(c, manifest)
     check_todos(c, manifest)
     check_site_markers(c)
+    check_answers_folded(c, manifest)
+    check_docs_programs(c)
     check_stub_includes(c, manifest)
     if args.no_build:
         print("  skip  tests, solutions and stubs (--no-build)")

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Tests of check_course.py's rules that need no build: the site-marker check and finding the
-per-chapter exercise test binaries; and the quiz extension's shuffle and its guessable-answer check
-(docs/_ext/quiz.py). Run by tools/run-tests.sh before the build.
+"""Tests of check_course.py's rules that need no build: the site-marker check, the answers-after-
+exercises check and finding the per-chapter exercise test binaries; the quiz extension's shuffle and
+its guessable-answer check (docs/_ext/quiz.py), and the site's output excerpts
+(docs/_ext/decodebook_site.py). Run by tools/run-tests.sh before the build.
 
     /usr/bin/python3 tests/course/test_check_course.py      (or: -m unittest from tests/course)
 """
@@ -111,6 +112,101 @@ class SiteMarkers(unittest.TestCase):
                                          "to '// [/ch02:indented]'") for p in got), got)
 
 
+ANSWER_CODE = """\
+#include <string>
+namespace decodebook {
+namespace {
+const int kTable[] = {1, 2};  // an initializer, not a function
+}  // namespace
+// [ch06:find-stop]
+int find_stop(const std::string& text) {
+    if (text == "}") return 1;  // a brace in a string
+    return 0;
+}
+// [/ch06:find-stop]
+// [ch06:helper]
+int Stream::push(int x) {
+    // [ch06:middle]
+    return x + 1;
+    // [/ch06:middle]
+}
+// [/ch06:helper]
+}  // namespace decodebook
+"""
+
+MANIFEST = {"exercises": [{"id": "06.1", "answer": ["decodebook::find_stop"]},
+                          {"id": "06.2", "answer": ["decodebook::Stream::*"]}]}
+
+
+def answer_page(include: str, folded: bool, exercise_first: bool = False) -> str:
+    block = f".. literalinclude:: /../lib/src/s.cpp\n   :start-after: // [{include}]\n   :end-before: // [/{include}]\n"
+    if folded:
+        block = ".. details:: The library's code\n\n" + "".join("   " + line + "\n" for line in block.splitlines())
+    exercise = ".. exercise:: 06.1\n\n.. exercise:: 06.2\n"
+    parts = [exercise, block] if exercise_first else [block, exercise]
+    return "Stops\n=====\n\n" + "\n".join(parts)
+
+
+def early(page: str) -> list:
+    return check_course.early_answer_problems({"docs/chapters/06-x.rst": page}, {"lib/src/s.cpp": ANSWER_CODE}, MANIFEST)
+
+
+class AnswersAfterExercises(unittest.TestCase):
+    """check_course.early_answer_problems: a page must not show an exercise's library twin, unfolded,
+    above the exercise (issue 25 item 5: chapters 03, 06 and 09 once did)."""
+
+    def test_functions_are_found_with_their_lines(self):
+        self.assertEqual(check_course.top_level_functions(ANSWER_CODE),
+                         [("find_stop", 7, 10), ("Stream::push", 13, 17)])
+
+    def test_an_unfolded_answer_above_its_exercise_fails(self):
+        got = early(answer_page("ch06:find-stop", folded=False))
+        self.assertEqual(len(got), 1, got)
+        self.assertIn("docs/chapters/06-x.rst:4: shows lib/src/s.cpp's find_stop (lines 7-10 of 7-10), "
+                      "the answer to exercise 06.1, above the exercise (line 8)", got[0])
+
+    def test_folded_or_after_the_exercise_passes(self):
+        self.assertEqual(early(answer_page("ch06:find-stop", folded=True)), [])
+        self.assertEqual(early(answer_page("ch06:find-stop", folded=False, exercise_first=True)), [])
+
+    def test_part_of_an_answer_counts_but_a_whole_class_wildcard_does_not(self):
+        # Stream::* only forbids calls (06.2 may not call Stream's members): it names no twin.
+        self.assertEqual(early(answer_page("ch06:middle", folded=False)), [])
+        manifest = {"exercises": [{"id": "06.1", "answer": ["decodebook::Stream::push"]}]}
+        got = check_course.early_answer_problems({"docs/chapters/06-x.rst": answer_page("ch06:middle", folded=False)},
+                                                 {"lib/src/s.cpp": ANSWER_CODE}, manifest)
+        self.assertEqual(len(got), 1, got)
+        self.assertIn("Stream::push (lines 15-15 of 13-17)", got[0])
+
+    def test_the_real_site_passes(self):
+        pages, code = check_course.read_site_files()
+        with open(os.path.join(check_course.ROOT, "exercises", "manifest.json"), encoding="utf-8") as f:
+            manifest = check_course.json.load(f)
+        self.assertEqual(check_course.early_answer_problems(pages, code, manifest), [])
+
+
+class DocsPrograms(unittest.TestCase):
+    """check_course.docs_program_problems: the docs target must build what the site runs (issue 25:
+    chapter 04's page ran decodebook-diversity, which a fresh build folder did not have)."""
+    CMAKE = "add_custom_target(docs\n  COMMAND x\n  DEPENDS ${chapters} decodebook-generate\n  VERBATIM)\n"
+    PAGES = {"docs/chapters/04-x.rst": "Text\n\n.. command-output:: decodebook-diversity\n   :nostderr:\n",
+             "docs/chapters/00-x.rst": ".. command-output:: chapter-00 -n 4\n\n.. program-output:: decodebook-generate\n"}
+    PLOTS = {"docs/plots/p.py": 'rows = chapter_csv("decodebook-bench", "--csv")\nchapter_csv("chapter-07")\n'}
+
+    def test_a_program_the_docs_target_does_not_build_is_named_where_it_runs(self):
+        got = check_course.docs_program_problems(self.PAGES, self.PLOTS, self.CMAKE)
+        self.assertEqual(got, [
+            "docs/plots/p.py:1: runs decodebook-bench, which the docs target does not build: add it to DEPENDS in "
+            "docs/CMakeLists.txt",
+            "docs/chapters/04-x.rst:3: runs decodebook-diversity, which the docs target does not build: add it to "
+            "DEPENDS in docs/CMakeLists.txt"])
+
+    def test_listed_programs_and_chapters_pass(self):
+        cmake = self.CMAKE.replace("decodebook-generate", "decodebook-generate decodebook-diversity decodebook-bench")
+        self.assertEqual(check_course.docs_program_problems(self.PAGES, self.PLOTS, cmake), [])
+        self.assertEqual(len(check_course.docs_program_problems(self.PAGES, {}, cmake.replace("${chapters} ", ""))), 1)
+
+
 class TestBinaries(unittest.TestCase):
     def test_finds_executables_sorted_and_nothing_else(self):
         with tempfile.TemporaryDirectory() as d:
@@ -209,6 +305,34 @@ class QuizShuffle(unittest.TestCase):
         with self.assertRaisesRegex(Exception, "answer A is the right one in 3 of 5 questions"):
             self.quiz.check_positions(None, self.env([0, 0, 0, 1, 2]))
         self.quiz.check_positions(None, self.env([0, 0, 1, 1, 2]))  # two of five: fine
+
+
+
+class OutputExcerpt(unittest.TestCase):
+    """docs/_ext/decodebook_site.py's output-excerpt: a part of a program's output, the prompt line
+    kept; a :from: or :to: in no line fails the build (the program changed)."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "_ext"))
+        import decodebook_site  # noqa: E402  (needs python3-sphinx: tools/install-deps.sh --docs)
+        cls.site = decodebook_site
+
+    OUTPUT = ["$ ./chapter-07", "== 1. one ==", "a", "", "== 2. two ==", "b", "c", "", "== 3. three ==", "d"]
+
+    def test_a_middle_part_is_cut_on_both_sides(self):
+        self.assertEqual(self.site.excerpt_lines(self.OUTPUT, "== 2.", "== 3."),
+                         ["$ ./chapter-07", "...", "== 2. two ==", "b", "c", "..."])
+
+    def test_to_the_end_and_from_the_start(self):
+        self.assertEqual(self.site.excerpt_lines(self.OUTPUT, "== 3.", ""), ["$ ./chapter-07", "...", "== 3. three ==", "d"])
+        self.assertEqual(self.site.excerpt_lines(self.OUTPUT, "== 1.", "== 2."), ["$ ./chapter-07", "== 1. one ==", "a", "..."])
+
+    def test_a_text_in_no_line_is_an_error(self):
+        with self.assertRaisesRegex(ValueError, "no line of the output contains '== 9.'"):
+            self.site.excerpt_lines(self.OUTPUT, "== 9.", "")
+        with self.assertRaisesRegex(ValueError, "no line after '== 3.' contains '== 1.'"):
+            self.site.excerpt_lines(self.OUTPUT, "== 3.", "== 1.")
 
 
 if __name__ == "__main__":
