@@ -45,15 +45,18 @@ processor returns (new logits, margin), the margin being how far its decisions w
   min_new_tokens     HF: every EOS id -inf while fewer than n tokens were generated
 
 The chain (Chain10) in each engine's order (docs/design.md, "The field's other samplers"):
-  hf         logit_bias, sequence_bias, min_new_tokens, repetition, presence/frequency,
-             no_repeat_ngram, bad_words, suppress, begin_suppress || temperature, top_k, top_p,
-             min_p, typical_p (HF rule), epsilon, eta
+  hf         sequence_bias (logit_bias entries first, as sequences of one), repetition,
+             presence/frequency, no_repeat_ngram, bad_words, min_new_tokens, suppress,
+             begin_suppress (HF's _get_logits_processor) || temperature, top_k, top_p, min_p,
+             typical_p (HF rule), epsilon, eta
   llama.cpp  logit_bias, min_new_tokens, repetition, presence/frequency, no_repeat_ngram, dry ||
              top_n_sigma, top_k, typical_p (llama.cpp rule), top_p, min_p, xtc, temperature
              (dynamic when dynatemp_range > 0); with mirostat 1 or 2: logit_bias, min_new_tokens ||
              temperature, then mirostat draws the token
-  vllm       bad_words, logit_bias, min_new_tokens, repetition, presence/frequency,
+  vllm       bad_words, min_new_tokens, logit_bias, repetition, presence/frequency,
              no_repeat_ngram || temperature, min_p, top_k, top_p
+(Before || the stages add, mask or scale logits; only the repetition penalty, sign-aware, does not
+commute with a bias, so the biases' place matters only with it.)
 Stages before || run in greedy mode too; greedy = do_sample false or temperature 0 (argmax).
 
 Margins (as sampling.py: a golden is trusted when every decision is >= 1e-4 from flipping; the C++
@@ -581,8 +584,13 @@ def full_knobs(knobs):
     return k
 
 
-def list_count(x):
-    return "%d" % len(x)
+def ids_text(ids):
+    """"464 3290": a token sequence in a processor's name."""
+    return " ".join("%d" % t for t in ids)
+
+
+def bias_text(b):
+    return "-inf" if b == NEG_INF else g(b)
 
 
 class Chain10:
@@ -602,11 +610,13 @@ class Chain10:
         mk = k["min_tokens_to_keep"]
         o = self.order
         st = {}  # stage -> (name, fn(z, prompt, generated, seed) -> (z, margin)) or None when off
-        st["logit_bias"] = ("logit_bias(%s)" % list_count(k["logit_bias"]),
+        st["logit_bias"] = ("logit_bias(%s)" % ", ".join("%d:%s" % (t, bias_text(b)) for t, b in k["logit_bias"]),
                             lambda z, pr, ge, s: apply_logit_bias(z, k["logit_bias"])) if k["logit_bias"] else None
-        st["sequence_bias"] = ("sequence_bias(%s)" % list_count(k["sequence_bias"]),
-                               lambda z, pr, ge, s: apply_sequence_bias(z, list(pr) + list(ge), k["sequence_bias"])
-                               ) if k["sequence_bias"] else None
+        # hf: a logit_bias entry is HF's sequence_bias of one token, in the same processor (and dict)
+        seq = [([t], b) for t, b in (k["logit_bias"] if o == "hf" else [])] + \
+            [(list(ids), b) for ids, b in k["sequence_bias"]]
+        st["sequence_bias"] = ("sequence_bias(%s)" % ", ".join("%s:%s" % (ids_text(ids), bias_text(b)) for ids, b in seq),
+                               lambda z, pr, ge, s: apply_sequence_bias(z, list(pr) + list(ge), seq)) if seq else None
         st["min_new_tokens"] = ("min_new_tokens(%d)" % k["min_new_tokens"],
                                 lambda z, pr, ge, s: self._min_new(z, ge)) if k["min_new_tokens"] > 0 else None
         if k["repetition_penalty"] != 1:
@@ -627,13 +637,13 @@ class Chain10:
                                      z, list(pr) + list(ge), k["no_repeat_ngram_size"])
                                  ) if k["no_repeat_ngram_size"] > 0 else None
         bad_rule = "vllm" if o == "vllm" else "hf"
-        st["bad_words"] = ("bad_words(%s)" % list_count(k["bad_words_ids"]),
+        st["bad_words"] = ("bad_words(%s)" % ", ".join(ids_text(w) for w in k["bad_words_ids"]),
                            lambda z, pr, ge, s: apply_bad_words(
                                z, list(ge) if bad_rule == "vllm" else list(pr) + list(ge), k["bad_words_ids"],
                                self.eos_ids, bad_rule)) if k["bad_words_ids"] else None
-        st["suppress"] = ("suppress_tokens(%s)" % list_count(k["suppress_tokens"]),
+        st["suppress"] = ("suppress_tokens(%s)" % ids_text(k["suppress_tokens"]),
                           lambda z, pr, ge, s: apply_suppress(z, k["suppress_tokens"])) if k["suppress_tokens"] else None
-        st["begin_suppress"] = ("begin_suppress_tokens(%s)" % list_count(k["begin_suppress_tokens"]),
+        st["begin_suppress"] = ("begin_suppress_tokens(%s)" % ids_text(k["begin_suppress_tokens"]),
                                 lambda z, pr, ge, s: apply_suppress(z, k["begin_suppress_tokens"]) if len(ge) == 0
                                 else (z.clone(), INF)) if k["begin_suppress_tokens"] else None
         dry_on = k["dry_multiplier"] != 0 and k["dry_base"] >= 1 and k["dry_penalty_last_n"] != 0
@@ -673,9 +683,10 @@ class Chain10:
         st["xtc"] = ("xtc(%s, %s)" % (g(k["xtc_probability"]), g(k["xtc_threshold"])),
                      lambda z, pr, ge, s: apply_xtc(z, k["xtc_probability"], k["xtc_threshold"], mk,
                                                     xtc_coin(s, len(ge)))) if xtc_on else None
-        if o == "hf":
-            before = ["logit_bias", "sequence_bias", "min_new_tokens", "repetition", "presence_frequency",
-                      "no_repeat_ngram", "bad_words", "suppress", "begin_suppress"]
+        if o == "hf":  # huggingface/transformers generation/utils.py _get_logits_processor's order
+            st["logit_bias"] = None  # folded into sequence_bias above
+            before = ["sequence_bias", "repetition", "presence_frequency", "no_repeat_ngram", "bad_words",
+                      "min_new_tokens", "suppress", "begin_suppress"]
             after = ["temperature", "top_k", "top_p", "min_p", "typical_p", "epsilon", "eta"]
         elif o == "llama.cpp" and self.mirostat:
             before = ["logit_bias", "min_new_tokens"]
@@ -684,7 +695,7 @@ class Chain10:
             before = ["logit_bias", "min_new_tokens", "repetition", "presence_frequency", "no_repeat_ngram", "dry"]
             after = ["top_n_sigma", "top_k", "typical_p", "top_p", "min_p", "xtc", "temperature"]
         else:
-            before = ["bad_words", "logit_bias", "min_new_tokens", "repetition", "presence_frequency",
+            before = ["bad_words", "min_new_tokens", "logit_bias", "repetition", "presence_frequency",
                       "no_repeat_ngram"]
             after = ["temperature", "min_p", "top_k", "top_p"]
         self.refused = sorted(s for s in st if st[s] is not None and s not in before + after)
@@ -836,6 +847,8 @@ def selftest_engines():
     zs = apply_suppress(torch.zeros(8, dtype=torch.float64), [1, 3, 5])[0]
     assert torch.isinf(zs).tolist() == [False, True, False, True, False, True, False, False]
     ch = Chain10({"begin_suppress_tokens": [1, 2, 3]}, "hf", 8, 16, [7])
+    assert Chain10({"logit_bias": [[3, 2.0]], "sequence_bias": [[[1, 3], -1.0]]}, "hf", 8, 16, [7]).describe() == \
+        "sequence_bias(3:2, 1 3:-1) -> argmax"
     assert candidates(ch.apply(torch.zeros(8), [0, 0, 0, 0, 0], [], 0)[0]) == [0, 4, 5, 6, 7]
     assert candidates(ch.apply(torch.zeros(8), [0, 0, 0, 0], [5], 0)[0]) == list(range(8))
     # llama.cpp test_xtc (probability 0.99, probs {0.4, 0.3, 0.2, 0.1}; the engine's coin fell below
@@ -976,13 +989,13 @@ def selftest_chain():
             "repetition_penalty": 1.1, "typical_p": 0.9, "top_n_sigma": 1.5, "xtc_probability": 0.5,
             "xtc_threshold": 0.1, "dry_multiplier": 0.8, "logit_bias": [[5, -1.0]]}
     c = Chain10(full, "llama.cpp", 10, 16, [9], breakers=[[3]])
-    assert c.describe() == ("logit_bias(1) -> repetition_penalty(1.1) -> dry(0.8, 1.75, 2, -1) -> top_n_sigma(1.5) "
+    assert c.describe() == ("logit_bias(5:-1) -> repetition_penalty(1.1) -> dry(0.8, 1.75, 2, -1) -> top_n_sigma(1.5) "
                             "-> top_k(40) -> typical_p(0.9) -> top_p(0.95) -> min_p(0.05) -> xtc(0.5, 0.1) "
                             "-> temperature(0.8) -> sample"), c.describe()
     hf = {"do_sample": True, "temperature": 0.8, "typical_p": 0.9, "eta_cutoff": 0.002, "epsilon_cutoff": 3e-4,
           "sequence_bias": [[[1, 2], -5.0]], "bad_words_ids": [[4]], "suppress_tokens": [6]}
     assert Chain10(hf, "hf", 10, 16, [9]).describe() == (
-        "sequence_bias(1) -> bad_words(1) -> suppress_tokens(1) -> temperature(0.8) -> typical_p(0.9) "
+        "sequence_bias(1 2:-5) -> bad_words(4) -> suppress_tokens(6) -> temperature(0.8) -> typical_p(0.9) "
         "-> epsilon_cutoff(0.0003) -> eta_cutoff(0.002) -> sample")
     m2 = {"do_sample": True, "mirostat": 2, "temperature": 0.8}
     assert Chain10(m2, "llama.cpp", 10, 16, [9]).describe() == "temperature(0.8) -> mirostat_v2(tau=5, eta=0.1)"
