@@ -745,6 +745,7 @@ def build_speculative(model, log):
 
 # ----------------------------------------------------------------------------- chapter 10: other samplers
 
+DRY_LONG_BREAKERS = ["\n\t\t--", "Q:", " R."]  # several bytes: tokens ending in a prefix get a tail
 DRY_LOOP_PROMPT = "The best way to"  # chapter 01's prompt: greedy decoding loops on " R. R. R."
 EOS_IDS = None  # the model's, set by build_other_samplers
 
@@ -1019,9 +1020,13 @@ def build_other_samplers(model, log):
         "dry_breakers says; every decision of every step is at least min_margin (>= %g) from flipping. kind "
         "step: one chain step on forward(prompt_ids + generated)[-1] (step = len(generated), XTC's coin from "
         "seed): the surviving ids (ascending) and their probabilities after the final softmax (absolute "
-        "tolerance), every decision at least margin from flipping. params: the knobs as set_knob takes them "
+        "tolerance), every decision at least margin from flipping. dry_breakers: breaker strings bound to the "
+        "vocabulary by llama.cpp's get_overlapping_token_sequences, as sorted [head, tail...]. params: the knobs as set_knob takes them "
         "(the others at GenerationConfig's defaults); the model's EOS is the only EOS id." % MIN_MARGIN, model),
-        dry_breakers={"strings": default_breakers, "sequences": bound}, cases=cases)
+        dry_breakers=[{"strings": default_breakers, "sequences": bound},
+                      {"strings": DRY_LONG_BREAKERS,
+                       "sequences": other_samplers.dry_breaker_sequences(tok, DRY_LONG_BREAKERS)}],
+        cases=cases)
 
 
 BUILDERS = [("rng.json", build_rng), ("tokenizer.json", build_tokenizer),
