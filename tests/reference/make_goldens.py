@@ -962,6 +962,11 @@ def other_steps(model, tok, breakers, log):
     dry8 = dict(dry, dry_penalty_last_n=8)
     first("dry_0.8_last_n_8", loops, dry8, "llama.cpp", lambda c: changes(dry8, dry_multiplier=0.0)(c)
           and changes(dry8, dry_penalty_last_n=-1)(c))
+    # a line repeated: only "\n" would extend the repeat (L = 4), and a single-token breaker is never
+    # penalised, so DRY changes nothing here (llama.cpp's is_single_token_breaker)
+    line = tok.encode(b"Be happy.\nBe happy.\nBe happy.")
+    first("dry_single_token_breaker_exempt", [(line, [])], dry, "llama.cpp",
+          lambda c: 198 in c["candidates"] and not changes(dry, dry_multiplier=0.0)(c))
     first("dynatemp_0.8_0.5", ctxs, dict(T, temperature=0.8, dynatemp_range=0.5, top_k=20), "llama.cpp", some)
     first("logit_bias_llama.cpp", ctxs, dict(T, top_k=20, logit_bias=[[263, 3.0], [13, -100.0]]), "llama.cpp", some)
 
