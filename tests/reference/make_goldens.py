@@ -988,6 +988,10 @@ def other_steps(model, tok, breakers, log):
           dict(T, top_k=20, suppress_tokens=[13], begin_suppress_tokens=[263, 198]), "hf", some)
     first("suppress_begin_suppress_step_2", [c for c in ctxs if len(c[1]) == 2],
           dict(T, top_k=20, suppress_tokens=[13], begin_suppress_tokens=[263, 198]), "hf", some)
+    # begin_suppress_tokens holds at the first new token only: at step 1 the step's own argmax survives
+    first("begin_suppress_argmax_step_1", [c for c in ctxs if len(c[1]) == 1],
+          lambda pids, gen: dict(T, top_k=20, begin_suppress_tokens=[top_id({"prompt_ids": pids, "generated": gen})]),
+          "hf", lambda c: top_id(c) in c["candidates"])
     first("llama.cpp_default_dry_xtc_top_n_sigma_typical", loops,
           dict(T, temperature=0.8, top_k=40, top_p=0.95, min_p=0.05, dry_multiplier=0.8, xtc_probability=1.0,
                xtc_threshold=0.1, top_n_sigma=2.0, typical_p=0.95), "llama.cpp", some)
