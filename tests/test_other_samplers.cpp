@@ -121,7 +121,7 @@ TEST_CASE("typical-p boundary differs between HF and llama.cpp", "[other_sampler
     CHECK(typical_keep(Vec{0.5f, 0.5f, 0.0f}, 1.0) == std::vector<bool>{true, true, false});
 }
 
-TEST_CASE("typical-p rejects a mass outside (0 1]", "[other_samplers][ch10]") {
+TEST_CASE("typical-p rejects a mass outside zero to one", "[other_samplers][ch10]") {
     REQUIRE_THROWS_WITH(typical_keep(Vec{0.5f, 0.5f}, 0.0), Catch::Contains("typical_p = 0 is outside (0, 1]"));
     Vec z{0.0f, 1.0f};
     REQUIRE_THROWS_WITH(apply_typical_p(z, 1.5f), Catch::Contains("pass a typical_p in (0, 1]"));
@@ -579,6 +579,8 @@ TEST_CASE("bad words HF test_no_bad_words_dist_processor", "[other_samplers][ch1
     CHECK(isinf_row({0, 1, 3, 1}, bad) == std::vector<bool>{true, true, false, true, false});
     CHECK(isinf_row({0, 1, 0, 1}, bad) == std::vector<bool>{true, true, true, false, false});
     CHECK(isinf_row({0, 1, 3, 1}, {{4}}) == std::vector<bool>(5, false));
+    Vec z = xt::zeros<float>({5});
+    REQUIRE_THROWS_WITH(apply_bad_words(z, std::vector<int>{0}, {{7}}, eos), Catch::Contains("bad_words_ids names token 7"));
 }
 
 TEST_CASE("suppress tokens HF-TF test_suppress_tokens_logits_processor", "[other_samplers][ch10]") {
