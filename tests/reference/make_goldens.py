@@ -24,6 +24,7 @@ import decode  # noqa: E402
 import gpt2  # noqa: E402
 import rng  # noqa: E402
 import sampling  # noqa: E402
+import other_samplers  # noqa: E402
 import speculative  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -742,12 +743,306 @@ def build_speculative(model, log):
         out["assistant_sha256"] = draft.sha256
     return dict(out, cases=cases)
 
+# ----------------------------------------------------------------------------- chapter 10: other samplers
+
+DRY_LONG_BREAKERS = ["\n\t\t--", "Q:", " R."]  # several bytes: tokens ending in a prefix get a tail
+DRY_LOOP_PROMPT = "The best way to"  # chapter 01's prompt: greedy decoding loops on " R. R. R."
+EOS_IDS = None  # the model's, set by build_other_samplers
+
+
+def knob_params(knobs):
+    """The knobs a case sets, as golden::config passes them to set_knob (do_sample always)."""
+    out = {"do_sample": bool(knobs.get("do_sample", False))}
+    for k, v in knobs.items():
+        if k != "do_sample" and v != other_samplers.KNOB_DEFAULTS[k]:
+            out[k] = v
+    return out
+
+
+def other_run(model, tok, breakers, name, prompt, knobs, order, seed, max_new, stop_below):
+    ids = tok.encode(prompt.encode("utf-8"))
+    r = other_samplers.generate(model, ids, knobs, order, seed, max_new, [model.eos_token_id], breakers,
+                                stop_below=stop_below)
+    case = {"name": name, "prompt": prompt, "prompt_ids": ids, "params": knob_params(knobs), "order": order,
+            "chain": r["chain"], "seed": seed, "max_new_tokens": max_new, "ids": r["ids"],
+            "text": tok.decode(r["ids"]).decode("utf-8", errors="replace"), "stopped_by_eos": r["stopped_by_eos"],
+            "min_margin": min(r["margins"] + [1e6])}
+    if int(knobs.get("mirostat", 0)):
+        case["mu"] = [round_sig(m, 9) for m in r["mus"]]
+    return case, r
+
+
+def search_other(model, tok, breakers, name, make_knobs, order, greedy=False, prompts=None, differs_from=None):
+    """The first (length, prompt, seed) whose run passes MIN_MARGIN with at least MIN_SAMPLED_TOKENS tokens:
+    attempt j uses prompt j mod len(prompts) and seed j (greedy: seed 0, one attempt per prompt).
+    make_knobs(prompt_ids) gives the knobs (a bias or a bad word may be chosen from the prompt's greedy
+    run). differs_from(prompt_ids): knobs without the feature; the run must differ from that run (so the
+    feature decided something). Returns (case or None, {reason: rejected attempts})."""
+    prompts = prompts or SAMPLING_PROMPTS
+    rejected = {}
+    for max_new in SAMPLED_LENGTHS:
+        for j in range(len(prompts) if greedy else SEARCH_BUDGET // 2):
+            prompt, seed = prompts[j % len(prompts)], (0 if greedy else j)
+            pids = tok.encode(prompt.encode("utf-8"))
+            knobs = make_knobs(pids)
+            if knobs is None:
+                rejected["no knobs"] = rejected.get("no knobs", 0) + 1
+                continue
+            c, r = other_run(model, tok, breakers, name, prompt, knobs, order, seed, max_new, MIN_MARGIN)
+            why = (r["limits"][-1] if r["aborted"] else
+                   "short" if len(r["ids"]) < min(MIN_SAMPLED_TOKENS, max_new) else None)
+            if why is None and differs_from is not None:
+                base = other_samplers.generate(model, pids, differs_from(pids), order, seed, max_new,
+                                               [model.eos_token_id], breakers)
+                if base["ids"] == r["ids"]:
+                    why = "no effect"
+            if why:
+                rejected[why] = rejected.get(why, 0) + 1
+                continue
+            return c, rejected
+    return None, rejected
+
+
+def without(*names):
+    return lambda knobs: (lambda pids: {k: v for k, v in knobs(pids).items() if k not in names})
+
+
+def const(knobs):
+    return lambda pids: dict(knobs)
+
+
+def greedy_ids(model, pids, n=8):
+    return decode.greedy(model, pids, n)["ids"]
+
+
+def other_cases(model):
+    """(name, make_knobs, order, greedy, prompts, differs_from) for the runs of other_samplers.json, at the
+    settings each engine recommends (HF's docs and the papers it cites; llama.cpp's common.h defaults)."""
+    T = dict(do_sample=True)
+    ll_default = dict(T, temperature=0.8, top_k=40, top_p=0.95, min_p=0.05)  # llama.cpp's default chain
+    loop = [DRY_LOOP_PROMPT] + SAMPLING_PROMPTS
+
+    def seq_bias(pids):  # push the greedy run's 2nd token down whenever its 1st precedes it, and " the" up
+        g = greedy_ids(model, pids, 4)
+        if len(g) < 2 or model.eos_token_id in g[:2]:
+            return None
+        return dict(T, temperature=0.7, sequence_bias=[[[g[0], g[1]], -4.0], [[263], 1.5]])
+
+    def bad_words(pids):  # ban the greedy run's 3rd token and its (4th, 5th) pair
+        g = greedy_ids(model, pids, 6)
+        if len(g) < 5 or model.eos_token_id in g[:5]:
+            return None
+        return dict(bad_words_ids=[[g[2]], [g[3], g[4]], [model.eos_token_id]])
+
+    def begin_suppress(pids):  # the greedy run may not start with its first token, nor with a newline
+        g = greedy_ids(model, pids, 1)
+        return dict(begin_suppress_tokens=[g[0], 198], suppress_tokens=[13])
+
+    def hf_combo(pids):
+        g = greedy_ids(model, pids, 6)
+        if len(g) < 5 or model.eos_token_id in g[:5]:
+            return None
+        return dict(T, temperature=0.8, typical_p=0.9, eta_cutoff=0.002, sequence_bias=[[[g[0], g[1]], -3.0]],
+                    bad_words_ids=[[g[3], g[4]]], suppress_tokens=[198])
+
+    def vllm_bias(pids):
+        g = greedy_ids(model, pids, 6)
+        if len(g) < 5 or model.eos_token_id in g[:5]:
+            return None
+        return dict(T, temperature=0.8, top_p=0.95, bad_words_ids=[[g[1]], [g[3], g[4]]], logit_bias=[[263, 2.0]])
+
+    return [
+        # Hugging Face's warpers (after temperature, top-k, top-p, min-p)
+        ("typical_p_0.9", const(dict(T, typical_p=0.9)), "hf", False, None, None),
+        ("typical_p_0.2", const(dict(T, typical_p=0.2)), "hf", False, None, None),
+        ("epsilon_cutoff_3e-4", const(dict(T, epsilon_cutoff=3e-4)), "hf", False, None, None),
+        ("epsilon_cutoff_0.02", const(dict(T, epsilon_cutoff=0.02)), "hf", False, None, None),
+        ("eta_cutoff_2e-3", const(dict(T, eta_cutoff=2e-3)), "hf", False, None, None),
+        ("eta_cutoff_0.05", const(dict(T, eta_cutoff=0.05)), "hf", False, None, None),
+        # Hugging Face's processors (greedy too: they edit the logits before the argmax)
+        ("sequence_bias_t0.7", seq_bias, "hf", False, None, without("sequence_bias")(seq_bias)),
+        ("bad_words_greedy", bad_words, "hf", True, None, without("bad_words_ids")(bad_words)),
+        ("suppress_begin_suppress_greedy", begin_suppress, "hf", True, None,
+         without("begin_suppress_tokens", "suppress_tokens")(begin_suppress)),
+        ("logit_bias_hf", const(dict(T, logit_bias=[[263, 3.0], [297, -2.0]])), "hf", False, None,
+         without("logit_bias")(const(dict(T, logit_bias=[[263, 3.0], [297, -2.0]])))),
+        ("min_new_tokens_12", const(dict(T, temperature=0.7, min_new_tokens=12)), "hf", False,
+         [p for _, p in EOS_PROMPTS], None),
+        ("hf_combined", hf_combo, "hf", False, None, None),
+        # llama.cpp's samplers
+        ("top_n_sigma_1", const(dict(T, top_n_sigma=1.0)), "llama.cpp", False, None, None),
+        ("typical_p_0.9_llama.cpp", const(dict(T, typical_p=0.9)), "llama.cpp", False, None, None),
+        ("xtc_0.5_0.1", const(dict(T, xtc_probability=0.5, xtc_threshold=0.1)), "llama.cpp", False, None,
+         const(T)),
+        ("dry_0.8_greedy", const(dict(dry_multiplier=0.8)), "llama.cpp", True, loop, const({})),
+        ("dry_0.8_t0.8", const(dict(T, temperature=0.8, dry_multiplier=0.8)), "llama.cpp", False, loop,
+         const(dict(T, temperature=0.8))),
+        ("dry_2_allowed_1_last_32_no_breakers", const(dict(dry_multiplier=2.0, dry_base=1.5, dry_allowed_length=1,
+                                                           dry_penalty_last_n=32, dry_sequence_breakers=[])),
+         "llama.cpp", True, loop, const({})),
+        ("dynatemp_0.8_0.5", const(dict(T, temperature=0.8, dynatemp_range=0.5)), "llama.cpp", False, None, None),
+        ("dynatemp_1_0.5_exponent_2", const(dict(T, dynatemp_range=0.5, dynatemp_exponent=2.0)), "llama.cpp",
+         False, None, None),
+        ("logit_bias_llama.cpp", const(dict(ll_default, logit_bias=[[263, 3.0], [297, -2.0]])), "llama.cpp",
+         False, None, None),
+        ("mirostat_v2_5_0.1", const(dict(T, temperature=0.8, mirostat=2)), "llama.cpp", False, None, None),
+        ("mirostat_v2_3_0.2_t1", const(dict(T, mirostat=2, mirostat_tau=3.0, mirostat_eta=0.2)), "llama.cpp",
+         False, None, None),
+        ("mirostat_v1_5_0.1", const(dict(T, temperature=0.8, mirostat=1)), "llama.cpp", False, None, None),
+        ("llama.cpp_default_dry_xtc_top_n_sigma_typical",
+         const(dict(ll_default, dry_multiplier=0.8, xtc_probability=0.5, xtc_threshold=0.1, top_n_sigma=2.0,
+                    typical_p=0.95, repetition_penalty=1.1, penalty_scope="last_n")), "llama.cpp", False, loop, None),
+        # vLLM
+        ("vllm_bad_words_logit_bias", vllm_bias, "vllm", False, None, None),
+    ]
+
+
+def other_step_contexts(model, tok):
+    """(prompt_ids, generated): processor_contexts, then the looping prompt after 8, 16 and 24 greedy tokens."""
+    out = processor_contexts(model, tok)
+    ids = tok.encode(DRY_LOOP_PROMPT.encode("utf-8"))
+    g = decode.greedy(model, ids, 24)["ids"]
+    return out + [(ids, g[:n]) for n in (8, 16, 24)]
+
+
+def other_step(model, breakers, name, prompt_ids, generated, knobs, order, seed=0):
+    chain = other_samplers.Chain10(knobs, order, model.vocab_size, model.n_positions, [model.eos_token_id],
+                                   breakers)
+    logits = gpt2.forward(model, list(prompt_ids) + list(generated))[-1]
+    z, margins = chain.apply(logits, list(prompt_ids), list(generated), seed)
+    probs = sampling.softmax(z)
+    cand = other_samplers.candidates(z)
+    return {"name": name, "prompt_ids": list(prompt_ids), "generated": list(generated), "params": knob_params(knobs),
+            "order": order, "seed": seed, "chain": chain.describe(), "candidates": cand,
+            "probs": [round_sig(float(probs[i]), 9) for i in cand],
+            "margin": min([m for _, m in margins] + [1e6]), "tolerance": 1e-5}
+
+
+def other_steps(model, tok, breakers, log):
+    ctxs = other_step_contexts(model, tok)
+    loops = ctxs[-3:]
+    T = dict(do_sample=True)
+    raw = lambda c: sampling.softmax(gpt2.forward(model, c[0] + c[1])[-1])
+    flat = sorted(ctxs, key=lambda c: -other_samplers.entropy_of(raw(c)))
+    out = []
+
+    def first(name, contexts, knobs, order, accept=lambda c: True, seed=0):
+        for pids, gen in contexts:
+            c = other_step(model, breakers, name, pids, gen, knobs(pids, gen) if callable(knobs) else knobs,
+                           order, seed)
+            if c["margin"] >= MIN_MARGIN and accept(c):
+                out.append(c)
+                log("other_samplers step: %-34s %s, %d candidates, margin %.3g" % (
+                    name, c["chain"], len(c["candidates"]), c["margin"]))
+                return
+        log("WARNING: other_samplers step: dropped %s (no context passes)" % name)
+
+    some = lambda c: 2 <= len(c["candidates"]) < model.vocab_size
+    first("typical_p_0.9_hf", flat, dict(T, typical_p=0.9), "hf", some)
+    first("typical_p_0.9_llama.cpp", flat, dict(T, typical_p=0.9), "llama.cpp", some)
+    first("typical_p_0.5_min_keep_3_hf", ctxs, dict(T, typical_p=0.5, min_tokens_to_keep=3), "hf", some)
+    first("epsilon_cutoff_3e-4", flat, dict(T, epsilon_cutoff=3e-4), "hf", some)
+    first("epsilon_cutoff_0.3_min_keep_2", ctxs, dict(T, epsilon_cutoff=0.3, min_tokens_to_keep=2), "hf",
+          lambda c: len(c["candidates"]) == 2)
+    first("eta_cutoff_2e-3", flat, dict(T, eta_cutoff=2e-3), "hf", some)
+    first("top_n_sigma_1", ctxs, dict(T, top_n_sigma=1.0), "llama.cpp", some)
+    first("top_n_sigma_3", flat, dict(T, top_n_sigma=3.0), "llama.cpp", some)
+    # XTC with probability 1 (every coin applies it) on a peaked step: the top choices go
+    top_id = lambda c: int(torch.argmax(raw((c["prompt_ids"], c["generated"]))))
+    first("xtc_1_0.1", ctxs, dict(T, xtc_probability=1.0, xtc_threshold=0.1), "llama.cpp",
+          lambda c: top_id(c) not in c["candidates"])
+    first("xtc_0.5_0.05_seed_3", ctxs, dict(T, xtc_probability=0.5, xtc_threshold=0.05), "llama.cpp", some, seed=3)
+    def changes(knobs, **base):  # the step's probabilities differ from those of `base`'s knobs
+        def accept(c):
+            b = other_step(model, breakers, "", c["prompt_ids"], c["generated"], dict(knobs, **base), c["order"])
+            return (b["candidates"], b["probs"]) != (c["candidates"], c["probs"])
+        return accept
+    dry = dict(T, dry_multiplier=0.8, top_k=30)
+    first("dry_0.8", loops, dry, "llama.cpp", changes(dry, dry_multiplier=0.0))
+    dry8 = dict(dry, dry_penalty_last_n=8)
+    first("dry_0.8_last_n_8", loops, dry8, "llama.cpp", lambda c: changes(dry8, dry_multiplier=0.0)(c)
+          and changes(dry8, dry_penalty_last_n=-1)(c))
+    # a line repeated: only "\n" would extend the repeat (L = 4), and a single-token breaker is never
+    # penalised, so DRY changes nothing here (llama.cpp's is_single_token_breaker)
+    line = tok.encode(b"Be happy.\nBe happy.\nBe happy.")
+    first("dry_single_token_breaker_exempt", [(line, [])], dry, "llama.cpp",
+          lambda c: 198 in c["candidates"] and not changes(dry, dry_multiplier=0.0)(c))
+    first("dynatemp_0.8_0.5", ctxs, dict(T, temperature=0.8, dynatemp_range=0.5, top_k=20), "llama.cpp", some)
+    first("logit_bias_llama.cpp", ctxs, dict(T, top_k=20, logit_bias=[[263, 3.0], [13, -100.0]]), "llama.cpp", some)
+
+    def pair_bias(pids, gen):  # a 2-token sequence whose first token ends the context
+        last = (list(pids) + list(gen))[-1]
+        return dict(T, top_k=30, sequence_bias=[[[last, 263], 4.0], [[last, 297], -4.0], [[263], -1.0],
+                                                [[999, 263], 50.0]])
+    first("sequence_bias", ctxs, pair_bias, "hf", some)
+
+    def pair_bad(pids, gen):
+        seq = list(pids) + list(gen)
+        return dict(T, top_k=30, bad_words_ids=[[seq[-1], 263], [seq[-1], 297], [seq[0], 13],
+                                                [model.eos_token_id], [5]])
+    first("bad_words_hf", ctxs, pair_bad, "hf", some)
+    # vLLM matches a bad word's prefix against the output only: the prompt's last token does not count
+    first("bad_words_vllm", [c for c in ctxs if len(c[1]) >= 1], pair_bad, "vllm", some)
+    first("bad_words_vllm_prompt_only", [c for c in ctxs if len(c[1]) == 0], pair_bad, "vllm", some)
+    first("suppress_begin_suppress_step_0", [c for c in ctxs if len(c[1]) == 0],
+          dict(T, top_k=20, suppress_tokens=[13], begin_suppress_tokens=[263, 198]), "hf", some)
+    first("suppress_begin_suppress_step_2", [c for c in ctxs if len(c[1]) == 2],
+          dict(T, top_k=20, suppress_tokens=[13], begin_suppress_tokens=[263, 198]), "hf", some)
+    # begin_suppress_tokens holds at the first new token only: at step 1 the step's own argmax survives
+    first("begin_suppress_argmax_step_1", [c for c in ctxs if len(c[1]) == 1],
+          lambda pids, gen: dict(T, top_k=20, begin_suppress_tokens=[top_id({"prompt_ids": pids, "generated": gen})]),
+          "hf", lambda c: top_id(c) in c["candidates"])
+    first("llama.cpp_default_dry_xtc_top_n_sigma_typical", loops,
+          dict(T, temperature=0.8, top_k=40, top_p=0.95, min_p=0.05, dry_multiplier=0.8, xtc_probability=1.0,
+               xtc_threshold=0.1, top_n_sigma=2.0, typical_p=0.95), "llama.cpp", some)
+    return out
+
+
+def build_other_samplers(model, log):
+    tok = bpe.default_tokenizer(MODEL_DIR)
+    default_breakers = other_samplers.KNOB_DEFAULTS["dry_sequence_breakers"]
+    bound = other_samplers.dry_breaker_sequences(tok, default_breakers)
+
+    def breakers_for(knobs):
+        b = knobs.get("dry_sequence_breakers", default_breakers)
+        return bound if b == default_breakers else other_samplers.dry_breaker_sequences(tok, b)
+
+    runs, dropped = [], []
+    for name, make, order, greedy, prompts, differs in other_cases(model):
+        brk = breakers_for(make(tok.encode(b"The")) or {})
+        found, rejected = search_other(model, tok, brk, name, make, order, greedy, prompts, differs)
+        rej = ", ".join("%s %d" % kv for kv in sorted(rejected.items())) or "none"
+        if not found:
+            dropped.append(name)
+            log("WARNING: other_samplers: dropped %s (nothing passed; rejected: %s)" % (name, rej))
+            continue
+        runs.append(found)
+        log("other_samplers: %-44s %-22r seed %3d, %2d tokens, margin %.3g; rejected: %s"
+            % (name, found["prompt"], found["seed"], len(found["ids"]), found["min_margin"], rej))
+    steps = other_steps(model, tok, bound, log)
+    cases = [dict(c, kind="run") for c in runs] + [dict(c, kind="step") for c in steps]
+    return dict(header(
+        "Chapter 10's samplers (tests/reference/other_samplers.py, float64, from the engines' code). kind run: a "
+        "whole seeded run on the embedded model (step i draws coin i of Rng(seed), one per step, used or not; "
+        "mirostat draws with it and mu starts at 2 tau, mu after each step recorded; XTC's coin is "
+        "xtc_coin(seed, step)); the chain is the order's (docs/design.md), DRY's breakers bound as "
+        "dry_breakers says; every decision of every step is at least min_margin (>= %g) from flipping. kind "
+        "step: one chain step on forward(prompt_ids + generated)[-1] (step = len(generated), XTC's coin from "
+        "seed): the surviving ids (ascending) and their probabilities after the final softmax (absolute "
+        "tolerance), every decision at least margin from flipping. dry_breakers: breaker strings bound to the "
+        "vocabulary by llama.cpp's get_overlapping_token_sequences, as sorted [head, tail...]. params: the knobs as set_knob takes them "
+        "(the others at GenerationConfig's defaults); the model's EOS is the only EOS id." % MIN_MARGIN, model),
+        dry_breakers=[{"strings": default_breakers, "sequences": bound},
+                      {"strings": DRY_LONG_BREAKERS,
+                       "sequences": other_samplers.dry_breaker_sequences(tok, DRY_LONG_BREAKERS)}],
+        cases=cases)
+
 
 BUILDERS = [("rng.json", build_rng), ("tokenizer.json", build_tokenizer),
             ("logits.json", build_logits), ("greedy.json", build_greedy),
             ("sampling.json", build_sampling), ("processors.json", build_processors),
             ("beams.json", build_beams), ("top_p_rules.json", build_top_p_rules),
-            ("speculative.json", build_speculative)]
+            ("speculative.json", build_speculative), ("other_samplers.json", build_other_samplers)]
 
 # ----------------------------------------------------------------------------- output
 
