@@ -148,7 +148,8 @@ Knob number(std::string name, std::string flag, KnobGroup group, std::string hel
         if constexpr (std::is_same_v<T, float>) return knob_number(c.*member);
         else return std::to_string(c.*member);
     };
-    const std::string example = k.get(GenerationConfig{});  // the default: valid by construction
+    const GenerationConfig defaults;  // a named default: GCC 12 ICEs on k.get(GenerationConfig{}) here
+    const std::string example = k.get(defaults);  // the default: valid by construction
     k.set = [=](GenerationConfig& c, const std::string& text) {
         const T value = parse_number<T>(name, flag, text, rule, example);
         if (!ok(value)) invalid(name, flag, text, rule);
