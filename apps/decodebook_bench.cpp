@@ -206,7 +206,7 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
         b = std::min(cl.extra.at("blas-list").find(',', a), cl.extra.at("blas-list").size());
         if (b > a) blas_list.push_back(cl.extra.at("blas-list").substr(a, b - a));
     }
-    if (blas_list.empty()) throw Error("--blas-list is empty", "pass e.g. --blas-list openblas,blis");
+    if (blas_list.empty()) throw UsageError("--blas-list is empty", "pass e.g. --blas-list openblas,blis");
     const std::string dir = cl.extra.at("gpt2-small-dir");
     const bool writes_model = !fs::exists(fs::path(dir) / "model.safetensors");
     if (writes_model) {
@@ -413,7 +413,7 @@ int main(int argc, char** argv) {
     return run_program([&] {
         const std::string part = cl.extra.at("part");
         if (part != "all" && part != "model" && part != "mask")
-            throw Error("--part is '" + part + "'", "pass --part all, --part model or --part mask");
+            throw UsageError("--part is '" + part + "'", "pass --part all, --part model or --part mask");
         const int mask_documents = cl.extra_int("mask-documents", 1, 1000);
         const std::string json_path = cl.extra.at("json");
         if (!json_path.empty()) {  // refuse an unwritable report before minutes of measuring

@@ -281,6 +281,13 @@ CASES = [
          r"^error: temperature = 1e39 is invalid: it is beyond a float's range \(about 3.4e38\)"),
     Case("14 random-model --seed abc", 14, "decodebook-random-model", ["DIR", "--seed", "abc"], 2,
          r"^error: --seed = abc is invalid: it must be a whole number in \[0, 2\^64\)$", fix=r"^  fix: e.g. --seed 7$"),
+    # a program's own flag, read after parsing, is a usage error too: exit 2, as a bad knob
+    Case("14 bench --part foo", 14, "decodebook-bench", ["--part", "foo"], 2,
+         r"^error: --part is 'foo'$", fix=r"^  fix: pass --part all, --part model or --part mask$"),
+    Case("14 bench --mask-documents 0", 14, "decodebook-bench", ["--part", "mask", "--mask-documents", "0"], 2,
+         r"^error: --mask-documents = 0 is invalid: it must be a whole number in \[1, 1000\]$"),
+    Case("14 chapter-09 --samples 3", 14, "chapter-09", ["--samples", "3"], 2,
+         r"^error: --samples = 3 is invalid: it must be a whole number in \[8, 10000\]$"),
 ]
 
 

@@ -83,7 +83,7 @@ int CommandLine::extra_int(const std::string& flag, int lo, int hi) const {
         used = 0;
     }
     if (used == 0 || used != text.size() || value < lo || value > hi) {
-        throw Error("--" + flag + " = " + text + " is invalid: it must be a whole number in [" + std::to_string(lo) + ", " +
+        throw UsageError("--" + flag + " = " + text + " is invalid: it must be a whole number in [" + std::to_string(lo) + ", " +
                         std::to_string(hi) + "]",
                     "pass --" + flag + " with a value in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     }
@@ -289,7 +289,7 @@ int run_program(const std::function<int()>& body) {
     } catch (const Error& e) {
         std::cout.flush();
         std::cerr << "\nerror: " << e.what() << std::endl;
-        return 1;
+        return dynamic_cast<const UsageError*>(&e) ? 2 : 1;
     }
 }
 

@@ -17,6 +17,9 @@
 #include "decodebook/decoding/constraint.hpp"
 
 namespace decodebook {
+
+std::vector<std::string> default_dry_sequence_breakers() { return {"\n", ":", "\"", "*"}; }
+
 namespace {
 
 // One spelling per enum value, used both ways.

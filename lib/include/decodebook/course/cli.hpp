@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "decodebook/base/error.hpp"
 #include "decodebook/decoding/generation_config.hpp"
 #include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
@@ -101,8 +102,15 @@ Session open_session(const CommandLine& command_line);
 /// @throws Error from loading, or when the tokenizers or vocabulary sizes differ.
 std::optional<Gpt2> open_assistant(const CommandLine& command_line, const Session& session);
 
-/// Run a program's body, turning a decodebook::Error into "error: ..." on stderr and exit code 1.
-/// Introduced in chapter 00.
+/// A bad value of a program's own flag found after parsing (`--part foo`, `--samples 3`): a usage
+/// error like a bad knob, so run_program exits 2 for it, as parse_command_line does. Introduced in chapter 00.
+class UsageError : public Error {
+public:
+    using Error::Error;
+};
+
+/// Run a program's body, turning a decodebook::Error into "error: ..." on stderr and exit code 1
+/// (2 for a UsageError: a bad parameter, not a failed run). Introduced in chapter 00.
 int run_program(const std::function<int()>& body);
 
 }  // namespace decodebook

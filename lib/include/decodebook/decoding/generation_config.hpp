@@ -18,6 +18,9 @@ namespace decodebook {
 
 struct Constraint;  // decoding/constraint.hpp (chapter 09)
 
+/// llama.cpp's default DRY sequence breakers: a newline, a colon, a double quote and an asterisk. Introduced in chapter 10.
+std::vector<std::string> default_dry_sequence_breakers();
+
 /// Which tokens the repetition penalty looks at. Introduced in chapter 04.
 enum class PenaltyScope {
     PromptAndOutput,  ///< "prompt_and_output" (HF and vLLM): every token of the prompt and the output
@@ -152,7 +155,7 @@ struct GenerationConfig {
     int dry_allowed_length = 2;       ///< repeats shorter than this are free (>= 0)
     int dry_penalty_last_n = -1;      ///< tokens DRY looks back over; -1 = all, 0 = off
     /// DRY's sequence breakers (llama.cpp's defaults): a repeat never reaches back across one.
-    std::vector<std::string> dry_sequence_breakers{"\n", ":", "\"", "*"};
+    std::vector<std::string> dry_sequence_breakers = default_dry_sequence_breakers();
     std::vector<std::pair<int, float>> logit_bias{};                 ///< token id -> bias (llama.cpp, vLLM)
     std::vector<std::pair<std::vector<int>, float>> sequence_bias{};  ///< token sequence -> bias (HF)
     std::vector<std::vector<int>> bad_words_ids{};                   ///< token sequences never to complete (HF, vLLM)

@@ -62,9 +62,10 @@ void apply_top_n_sigma(xt::xtensor<float, 1>& logits, float n);
 /// Introduced in chapter 10.
 double xtc_coin(uint64_t seed, int step);
 
-/// Exclude Top Choices (llama.cpp): when coin < probability and at least two tokens have
-/// p >= threshold, remove all of those but the least likely of them (keeping min_keep);
+/// Exclude Top Choices (llama.cpp): when coin <= probability and at least two tokens have
+/// p >= threshold, remove all of those but the least likely of them (if min_keep candidates remain);
 /// probability 0, threshold > 0.5 or fewer than two candidates disable. Introduced in chapter 10.
+/// @throws Error if probability or threshold is outside [0, 1]
 void apply_xtc(xt::xtensor<float, 1>& logits, float probability, float threshold, int min_keep, double coin);
 
 // ------------------------------------------------------------------------------ DRY (chapter 10)
@@ -72,12 +73,15 @@ void apply_xtc(xt::xtensor<float, 1>& logits, float probability, float threshold
 /// How many tokens before `candidate` would repeat earlier text if `candidate` came next: the
 /// longest L such that the last L tokens of `context`, followed by `candidate`, occur earlier in
 /// `context`; a match never reaches back across a token of `breakers` (the count stops at the
-/// latest breaker). The plain definition, for one candidate: exercise 10.2's twin.
+/// latest breaker). -1 when there is nothing to penalise: `candidate` never follows a token of
+/// `context` (not even a repeat of length 0 ends before it), or is itself a breaker (llama.cpp never
+/// penalises a single-token breaker). The plain definition, for one candidate: exercise 10.2's twin.
 /// Introduced in chapter 10.
 int dry_repeat_length(std::span<const int> context, int candidate, std::span<const int> breakers);
 
 /// DRY's penalty for a repeat of length L: multiplier * base^(L - allowed_length) when
-/// L >= allowed_length, else 0; the exponent is clamped as llama.cpp does. Introduced in chapter 10.
+/// L >= allowed_length, else 0; the exponent is clamped as llama.cpp does (at
+/// int(88.7228391 / ln base), when base > 1.000001). Introduced in chapter 10.
 float dry_penalty(int repeat_length, float multiplier, float base, int allowed_length);
 
 /// DRY (llama.cpp's llama_sampler_dry, from koboldcpp): for every token, its repeat length over the
@@ -93,16 +97,22 @@ void apply_dry(xt::xtensor<float, 1>& logits, std::span<const int> context, floa
 /// the most likely); renormalise; draw with `coin` (inverse CDF, candidate_order); then
 /// mu -= eta * (-log2 p(chosen) - tau), p from the renormalised distribution. Returns the token.
 /// Exercise 10.3's twin. Introduced in chapter 10.
+/// @throws Error if tau or eta is not > 0
 int mirostat_v2_step(const xt::xtensor<float, 1>& logits, double tau, double eta, double& mu, double coin);
 
 /// One mirostat (v1) step (llama.cpp): estimate the Zipf exponent s from the top m probabilities,
-/// k = ((s - 1) 2^mu / (1 - V^-(s-1)))^(1/s) + 1, top-k, draw with `coin`, update mu as v2 does.
-/// Introduced in chapter 10.
+/// k = ((s - 1) 2^mu / (1 - V^-(s-1)))^(1/s) with V = logits.size(), keep the top max(int(k), 1)
+/// (no + 1: llama.cpp's code truncates k), draw with `coin`, update mu as v2 does (p renormalised
+/// over the kept tokens). Introduced in chapter 10.
+/// @throws Error if tau or eta is not > 0, or m < 2
 int mirostat_v1_step(const xt::xtensor<float, 1>& logits, double tau, double eta, int m, double& mu, double coin);
 
 /// Dynamic temperature (llama.cpp temp_ext): T_dyn = T_min + (T_max - T_min) (H / ln n)^exponent,
 /// T_min = max(0, T - range), T_max = T + range, H the entropy of the candidates (finite logits) and
-/// n their count; then logits / T_dyn. range 0 is plain temperature. Introduced in chapter 10.
+/// n their count; then logits / T_dyn (with one candidate or none nothing changes). range 0 is plain
+/// temperature. A temperature (or T_dyn) of 0 keeps only the largest logit, as llama.cpp does.
+/// Introduced in chapter 10.
+/// @throws Error if temperature, range or exponent is negative
 void apply_dynamic_temperature(xt::xtensor<float, 1>& logits, float temperature, float range, float exponent);
 
 // ---------------------------------------------------------------------------- biases (chapter 10)
