@@ -34,8 +34,12 @@ function(add_chapter dir)
     set_property(GLOBAL APPEND PROPERTY DECODEBOOK_COURSE_CHAPTERS ${number})
   endif()
 
-  set(target chapter-${number})
+  # A chapter whose program is not written yet (its exercises came first) builds only its exercises.
   file(GLOB sources CONFIGURE_DEPENDS "${PROJECT_SOURCE_DIR}/chapters/${dir}/*.cpp")
+  if(NOT sources)
+    return()
+  endif()
+  set(target chapter-${number})
   add_executable(${target} ${sources})
   target_link_libraries(${target} PRIVATE decodebook decodebook_cli)
   if(exercise_sources)

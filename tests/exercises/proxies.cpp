@@ -185,4 +185,27 @@ std::vector<int> your_allowed_tokens(const Dfa& dfa, int32_t state, const Vocabu
     });
 }
 
+std::vector<bool> your_typical_keep(const Vec& probs, double mass, int min_keep) {
+    return sandbox::run<std::vector<bool>>("your_typical_keep",
+                                           [&] { return REAL(your_typical_keep)(probs, mass, min_keep); });
+}
+
+float your_dry_penalty(const std::vector<int>& context, int candidate, const std::vector<int>& breakers,
+                       float multiplier, float base, int allowed_length) {
+    return sandbox::run<float>("your_dry_penalty", [&] {
+        return REAL(your_dry_penalty)(context, candidate, breakers, multiplier, base, allowed_length);
+    });
+}
+
+// mu is in-out: the child's value after the step comes back with the token.
+int your_mirostat_v2_step(const Vec& logits, double tau, double eta, double& mu, double coin) {
+    using Result = std::tuple<int, double>;
+    const Result r = sandbox::run<Result>("your_mirostat_v2_step", [&] {
+        const int token = REAL(your_mirostat_v2_step)(logits, tau, eta, mu, coin);
+        return Result{token, mu};
+    });
+    mu = std::get<1>(r);
+    return std::get<0>(r);
+}
+
 }  // namespace decodebook

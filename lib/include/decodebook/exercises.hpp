@@ -27,6 +27,7 @@
 #include "decodebook/model/roofline.hpp"
 #include "decodebook/sampling/sampling.hpp"  // the library's helpers (softmax, candidate_order,
                                              // sample_inverse_cdf: 08.1 draws its residual with it)
+#include "decodebook/sampling/other_samplers.hpp"  // chapter 10's rules (the answers to 10.1-10.3)
 
 namespace decodebook {
 
@@ -168,5 +169,36 @@ int32_t your_walk_token(const Dfa& dfa, int32_t state, std::string_view token);
 /// @throws Error when `state` is not a state of `dfa`, or an EOS id is outside the vocabulary.
 std::vector<int> your_allowed_tokens(const Dfa& dfa, int32_t state, const Vocabulary& vocabulary,
                                      std::span<const int> eos_ids);
+
+/// Exercise 10.1: Hugging Face's typical-p keep mask: rank the tokens with p > 0 by |-ln p - H|
+/// (H the entropy), keep them up to the one where the running sum reaches `mass`, the ties of the
+/// last one kept and the max(1, min_keep) most typical. See decodebook::typical_keep.
+/// @param probs (V) probabilities
+/// @param mass in (0, 1]; 1 keeps every token with p > 0
+/// @param min_keep the most typical tokens that always stay (at least 1)
+/// @return (V) true where the token is kept
+/// @throws Error when mass is not in (0, 1].
+std::vector<bool> your_typical_keep(const xt::xtensor<float, 1>& probs, double mass, int min_keep);
+
+/// Exercise 10.2: DRY's penalty for one candidate (llama.cpp): the candidate's repeat length L
+/// (the longest suffix of `context` that, followed by it, occurs earlier; at most the tokens after
+/// the last breaker), then multiplier * base^(L - allowed_length) if L >= allowed_length, else 0;
+/// a breaker candidate is never penalised. See decodebook::dry_repeat_length and dry_penalty.
+/// @param context (n) the tokens so far
+/// @param candidate the token that might come next
+/// @param breakers single-token sequence breakers
+/// @throws Error when multiplier or allowed_length is negative.
+float your_dry_penalty(const std::vector<int>& context, int candidate, const std::vector<int>& breakers,
+                       float multiplier, float base, int allowed_length);
+
+/// Exercise 10.3: one mirostat 2.0 step (llama.cpp): softmax, keep surprise -log2 p <= mu (at least
+/// the most likely), renormalise, draw with `coin` in candidate_order, then
+/// mu -= eta * (-log2 q - tau) with q the chosen token's renormalised probability.
+/// See decodebook::mirostat_v2_step.
+/// @param logits (V) this step's logits
+/// @param mu in-out: the cut-off in bits, updated
+/// @return the token drawn
+/// @throws Error when tau <= 0, eta <= 0 or coin is not in [0, 1).
+int your_mirostat_v2_step(const xt::xtensor<float, 1>& logits, double tau, double eta, double& mu, double coin);
 
 }  // namespace decodebook
