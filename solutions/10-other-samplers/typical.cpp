@@ -23,6 +23,10 @@ std::vector<bool> your_typical_keep(const xt::xtensor<float, 1>& probs, double m
                (d[static_cast<size_t>(a)] == d[static_cast<size_t>(b)] && a < b);
     });
     std::vector<bool> keep(probs.size(), false);
+    if (mass >= 1.0) {  // every candidate, whatever rounding does to the running sum
+        for (int id : ranked) keep[static_cast<size_t>(id)] = true;
+        return keep;
+    }
     if (ranked.empty()) return keep;
     size_t last = ranked.size() - 1;  // the token where the running sum reaches mass
     double sum = 0.0;
