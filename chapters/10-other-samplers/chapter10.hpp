@@ -8,6 +8,8 @@
 #include <xtensor/xtensor.hpp>
 
 #include "decodebook/course/cli.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/sampler.hpp"
 
 namespace chapter10 {
 
@@ -30,6 +32,14 @@ using CsvRows = std::vector<CsvRow>;
 
 // The logits after `context` (V).
 Vec next_logits(const decodebook::Session& s, const std::vector<int>& context);
+
+// The prompt and the tokens generated so far, as one sequence (what DRY and bad words look at).
+std::vector<int> whole_sequence(const decodebook::DecodeContext& context);
+
+// A greedy run with `first` at the head of the chain (make_sampler's seam): parts 2 and 4 put
+// one of this chapter's processors there and nothing else.
+decodebook::Generation greedy_with(const decodebook::Session& s, const std::vector<int>& prompt, int max_new_tokens,
+                                   std::vector<decodebook::Processor> first);
 
 // Part 1: what typical-p, epsilon, eta, top-n-sigma and XTC keep on chapter 03's peaked and flat
 // steps, beside top-p and min-p (a table of kept tokens and mass; every row also to the CSV).

@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <string>
 #include <vector>
-#include <memory>
 
 #include "chapter10.hpp"
 #include "decodebook/course/metrics.hpp"
@@ -28,23 +27,27 @@ namespace {
 // The settings part 2 compares: the repetition penalty at 1.3 (chapter 04's part 4) and DRY at
 // llama.cpp's README example (multiplier 0.8, base 1.75, allowed length 2, the whole context,
 // the default breakers "\n" ":" "\"" "*").
-constexpr float kTheta = 1.3f;
+constexpr float kTheta = 1.3f, kDryMultiplier = 0.8f, kDryBase = 1.75f;
+constexpr int kDryAllowed = 2, kDryLastN = -1;
 
-GenerationConfig greedy_run(int max_new_tokens) {
-    GenerationConfig c;
-    c.max_new_tokens = max_new_tokens;
-    return c;
+// DRY's breakers as token sequences of this vocabulary.
+// TEMP until ch10-chain's binding lands: each breaker string encoded.
+std::vector<std::vector<int>> breaker_sequences(const Session& s) {
+    std::vector<std::vector<int>> b;
+    for (const std::string& t : GenerationConfig{}.dry_sequence_breakers) b.push_back(s.tokenizer.encode(t));
+    return b;
 }
 
-GenerationConfig with_dry(const Session& s, int max_new_tokens) {
-    GenerationConfig c = greedy_run(max_new_tokens);
-    c.order = ChainOrder::LlamaCpp;  // DRY is llama.cpp's
-    c.dry_multiplier = 0.8f;
-    // TEMP until ch10-chain: encode each breaker
-    auto b = std::make_shared<std::vector<std::vector<int>>>();
-    for (const std::string& t : c.dry_sequence_breakers) b->push_back(s.tokenizer.encode(t));
-    c.dry_breaker_ids = b;
-    return c;
+// DRY as the one processor at the head of the chain: on a greedy run, where it sits does not matter.
+Processor dry_processor(const std::vector<std::vector<int>>& breakers) {
+    return {"dry(0.8, 1.75, 2)", [breakers](Vec& z, const DecodeContext& context) {
+                apply_dry(z, whole_sequence(context), kDryMultiplier, kDryBase, kDryAllowed, kDryLastN, breakers);
+            }};
+}
+
+Processor repetition_processor() {
+    return {"repetition_penalty(1.3)",
+            [](Vec& z, const DecodeContext& context) { apply_repetition_penalty(z, whole_sequence(context), kTheta); }};
 }
 
 std::vector<int> joined(const std::vector<int>& a, const std::vector<int>& b) {
@@ -53,8 +56,8 @@ std::vector<int> joined(const std::vector<int>& a, const std::vector<int>& b) {
     return c;
 }
 
-void print_run(const Session& s, const char* label, const std::vector<int>& prompt, const GenerationConfig& c) {
-    const Generation g = generate_cached(s.model, s.tokenizer, prompt, c, make_sampler(c, 0));
+void print_run(const Session& s, const char* label, const std::vector<int>& prompt, std::vector<Processor> first) {
+    const Generation g = greedy_with(s, prompt, kLoopTokens, std::move(first));
     const Loop loop = find_loop(g.ids);
     std::printf("  %-26s distinct-2 %.2f  %s\n", label, distinct_n(g.ids, 2),
                 loop.period ? ("LOOP of " + std::to_string(loop.period) + " tokens x" +
@@ -67,8 +70,7 @@ void print_run(const Session& s, const char* label, const std::vector<int>& prom
 
 void dry_against_repetition(const Session& s) {
     const std::vector<int> prompt = s.tokenizer.encode(kLoopPrompt);
-    const GenerationConfig plain = greedy_run(kLoopTokens);
-    const std::vector<int> out = generate_cached(s.model, s.tokenizer, prompt, plain, greedy).ids;
+    const std::vector<int> out = greedy_with(s, prompt, kLoopTokens, {}).ids;
     const Loop loop = find_loop(out);
     std::printf("  chapter 01's run: \"%s\", greedy, %d tokens: ", kLoopPrompt, kLoopTokens);
     if (loop.period == 0) {
@@ -78,8 +80,7 @@ void dry_against_repetition(const Session& s) {
     std::printf("a cycle of %zu tokens from new token %zu on\n", loop.period, loop.start);
 
     // The step inside the loop's second cycle where the greedy token extends the longest repeat.
-    const GenerationConfig dry = with_dry(s, kLoopTokens);
-    const std::vector<std::vector<int>>& breakers = *dry.dry_breaker_ids;
+    const std::vector<std::vector<int>> breakers = breaker_sequences(s);
     std::vector<int> single_breakers;  // breakers of one token: where dry_repeat_length stops
     for (const std::vector<int>& b : breakers)
         if (b.size() == 1) single_breakers.push_back(b[0]);
@@ -94,7 +95,7 @@ void dry_against_repetition(const Session& s) {
     const Vec z = next_logits(s, context);
     Vec by_rep = z, by_dry = z;
     apply_repetition_penalty(by_rep, context, kTheta);
-    apply_dry(by_dry, context, dry.dry_multiplier, dry.dry_base, dry.dry_allowed_length, dry.dry_penalty_last_n, breakers);
+    apply_dry(by_dry, context, kDryMultiplier, kDryBase, kDryAllowed, kDryLastN, breakers);
     std::printf("  the step after ...%s (new token %zu): the 8 likeliest tokens\n",
                 visible_token(s.tokenizer.decode({context.end() - 6, context.end()})).c_str(), at);
     std::printf("  %-14s %5s %8s %14s %7s %10s\n", "token", "seen", "logit", "repetition 1.3", "repeat", "DRY 0.8");
@@ -111,14 +112,12 @@ void dry_against_repetition(const Session& s) {
     }
     std::printf("  over the whole vocabulary the repetition penalty lowers %d tokens (every token seen), DRY %d\n"
                 "  (the tokens that would extend a repeat of %d or more; \"repeat\" is that length, dry_repeat_length)\n",
-                lowered_by_rep, lowered_by_dry, dry.dry_allowed_length);
+                lowered_by_rep, lowered_by_dry, kDryAllowed);
 
     std::printf("  the same greedy run with each:\n");
-    print_run(s, "no penalty", prompt, plain);
-    GenerationConfig rep = plain;
-    rep.repetition_penalty = kTheta;
-    print_run(s, "repetition_penalty 1.3", prompt, rep);
-    print_run(s, "dry_multiplier 0.8", prompt, dry);
+    print_run(s, "no penalty", prompt, {});
+    print_run(s, "repetition_penalty 1.3", prompt, {repetition_processor()});
+    print_run(s, "dry_multiplier 0.8", prompt, {dry_processor(breakers)});
 }
 
 }  // namespace chapter10
