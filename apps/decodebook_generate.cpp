@@ -1,11 +1,11 @@
-// decodebook-generate: every decoding parameter of chapters 00-09 on the command line, on the KV cache.
+// decodebook-generate: every decoding parameter of chapters 00-10 on the command line, on the KV cache.
 //
 //   decodebook-generate --prompt "The best way to" --temperature 0.8 --top-p 0.9 --seed 7 --show-chain
 //   decodebook-generate --interactive          (a REPL that keeps its settings between prompts)
 //
 // Every flag comes from the knob table (generation_config.hpp), with Hugging Face's names (dashes
 // for underscores). Like HF's generate it decodes greedily unless --do-sample true, or a sampling flag
-// (--temperature --top-k --top-p --min-p), turns sampling on. Bad parameters print a clear error
+// (--temperature --top-k --top-p --min-p, chapter 10's --typical-p ... --mirostat), turns sampling on. Bad parameters print a clear error
 // and exit with code 2. Text streams as it is generated; tokens/s goes to stderr. With
 // --num-beams N > 1 it runs beam search (chapter 05) and prints each returned sequence with its score.
 // Both run on the KV cache (chapter 07): one position per step, as fast as this machine's memory allows.
@@ -24,6 +24,7 @@
 #include "decodebook/course/terminal.hpp"
 #include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/decoding/cached_loops.hpp"
+#include "decodebook/decoding/bind.hpp"
 #include "decodebook/decoding/constraint.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/sampler.hpp"
@@ -46,9 +47,8 @@ struct Display {
 void run(const Session& session, const Gpt2* draft, GenerationConfig config, const Display& display,
          const std::string& prompt) {
     const std::vector<int> ids = session.tokenizer.encode(prompt);
-    validate(config);  // one constraint at most, then built for this tokenizer (chapter 09)
-    config.constraint = make_constraint(config, session.tokenizer.vocabulary(),
-                                        resolve_eos_ids(config, session.model.config().eos_token_id));
+    // the constraint (chapter 09), DRY's breakers and the ids the biases name (chapter 10)
+    bind_to_tokenizer(config, session.tokenizer, resolve_eos_ids(config, session.model.config().eos_token_id));
     check_request(session.model.config(), ids, config);  // config, prompt and EOS ids, before any output
     if (display.show_chain) std::cout << "chain: " << LogitsChain(config).describe() << "\n";
     if (config.num_beams > 1 && (draft || config.prompt_lookup_num_tokens > 0)) {
@@ -95,10 +95,10 @@ void run(const Session& session, const Gpt2* draft, GenerationConfig config, con
                      100.0 * st.acceptance(), st.rounds ? static_cast<double>(st.emitted) / st.rounds : 0.0, st.rounds);
         return;
     }
-    std::cout << prompt << std::flush;
     std::vector<Draw> coins;  // with --show-steps: each coin, its CDF slice, raw and processed p
-    const Sampler sampler =
+    const Sampler sampler =  // made before any output: it refuses --show-steps with mirostat (chapter 10)
         display.show_steps ? make_watched_sampler(config, config.seed, coins) : make_sampler(config, config.seed);
+    std::cout << prompt << std::flush;
     const auto start = std::chrono::steady_clock::now();
     const Generation g = generate_cached(session.model, session.tokenizer, ids, config, sampler, print_text_to(std::cout));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -158,7 +158,7 @@ void repl(const Session& session, const Gpt2* draft, GenerationConfig config, Di
 }  // namespace
 
 int main(int argc, char** argv) {
-    ProgramInfo info{"decodebook-generate", "Generate text with every decoding parameter of chapters 00-09.",
+    ProgramInfo info{"decodebook-generate", "Generate text with every decoding parameter of chapters 00-10.",
                      "The best way to"};
     info.defaults.max_new_tokens = 48;
     info.knob_groups = kAllKnobs;

@@ -290,6 +290,41 @@ CASES = [
          r"^error: --samples = 3 is invalid: it must be a whole number in \[8, 10000\]$"),
 ]
 
+# 22. chapter 10's knobs (issue 22): a bad value, a token outside the vocabulary, a knob under an
+# order whose engine lacks it and mirostat with what its chain ignores exit 2 with the same message
+# in every program (they all go through set_knob, validate and check_knob_ids)
+CHAPTER10_BAD = [
+    ("--typical-p 1.5", ["--typical-p", "1.5"],
+     r"^error: typical_p = 1.5 is invalid: it must be in \(0, 1\] \(1 = off\)$",
+     r"^  fix: pass --typical-p with a value in \(0, 1\] \(1 = off\)$"),
+    ("--mirostat 3", ["--mirostat", "3"],
+     r"^error: mirostat = 3 is invalid: it must be 0, 1 or 2 \(0 = off\)$", None),
+    ("--dry-base 0.5", ["--dry-base", "0.5"], r"^error: dry_base = 0.5 is invalid: it must be >= 1$", None),
+    ("--logit-bias 5:101", ["--logit-bias", "5:101"],
+     r"^error: logit_bias = 5:101 is invalid: it must be ID:BIAS with ID >= 0 and BIAS in \[-100, 100\]", None),
+    ("--logit-bias 99999:1", ["--logit-bias", "99999:1"],
+     r"^error: logit_bias names token 99999, outside the vocabulary of 2048 tokens \(ids 0..2047\)$",
+     r"^  fix: pass --logit-bias with ids below 2048$"),
+    ("--suppress-tokens 2048", ["--suppress-tokens", "2048"],
+     r"^error: suppress_tokens names token 2048, outside the vocabulary of 2048 tokens", None),
+    ("--dry-multiplier 1 with --order hf", ["--dry-multiplier", "1", "--order", "hf"],
+     r"^error: dry_multiplier = 1 is llama.cpp's sampler, and --order is hf \(its chain has no such step\)$",
+     r"^  fix: add --order llama.cpp, or drop --dry-multiplier$"),
+    ("--epsilon-cutoff 0.001 with --order vllm", ["--epsilon-cutoff", "0.001", "--order", "vllm"],
+     r"^error: epsilon_cutoff = 0.001 is hf's sampler, and --order is vllm", r"^  fix: add --order hf, or drop --epsilon-cutoff$"),
+    ("--mirostat 2 with --top-k 40", ["--mirostat", "2", "--top-k", "40", "--order", "llama.cpp"],
+     r"^error: top_k = 40 has no effect with mirostat = 2 \(llama.cpp's mirostat chain is logit_bias -> temperature -> "
+     r"mirostat: refused rather than ignored\)$", r"^  fix: drop --top-k, or --mirostat$"),
+    ("--dry-sequence-breakers with an unknown escape", ["--dry-sequence-breakers", "\\q"],
+     r"^error: dry_sequence_breakers = \\q has the unknown escape \\q", None),
+]
+for _what, _args, _first, _fix in CHAPTER10_BAD:
+    for _program in ("decodebook-generate", "chapter-02", "chapter-04"):
+        CASES.append(Case("22 %s: %s" % (_program, _what), 22, _program, _args, 2, _first, fix=_fix))
+CASES.append(Case("22 REPL :set typical-p 1.5", 22, "decodebook-generate", ["--interactive"], 0, None,
+                  stdin=":set typical-p 1.5\n:quit\n",
+                  check_stdout=r"error: typical_p = 1.5 is invalid: it must be in \(0, 1\] \(1 = off\)"))
+
 
 # ---- running ------------------------------------------------------------------------------------
 

@@ -241,11 +241,16 @@ TEST_CASE("a caller's processor runs first in greedy and sampling and beam searc
     c.min_new_tokens = 2;
     c.repetition_penalty = 1.2f;
     const Processor only = allow_only({5, 9}, "only(5, 9)");
-    CHECK(LogitsChain(c, {only}).describe() == "only(5, 9) -> min_new_tokens(2) -> repetition_penalty(1.2) -> argmax");
+    // HF's _get_logits_processor puts min_new_tokens after the repetition penalty (chapter 10's orders)
+    CHECK(LogitsChain(c, {only}).describe() == "only(5, 9) -> repetition_penalty(1.2) -> min_new_tokens(2) -> argmax");
     c.do_sample = true;
     c.top_k = 50;
     CHECK(LogitsChain(c, {only}).describe() ==
+          "only(5, 9) -> repetition_penalty(1.2) -> min_new_tokens(2) -> top_k(50) -> sample");
+    c.order = ChainOrder::LlamaCpp;  // everywhere else it comes before the penalties
+    CHECK(LogitsChain(c, {only}).describe() ==
           "only(5, 9) -> min_new_tokens(2) -> repetition_penalty(1.2) -> top_k(50) -> sample");
+    c.order = ChainOrder::HuggingFace;
     // on the model: every token it chooses is one the processor allows
     const std::vector<int> prompt = tokenizer().encode("The cat");
     const std::vector<int> allowed{262, 11, 13, 290};
@@ -506,5 +511,11 @@ TEST_CASE("describe lists the knobs of the groups asked for", "[config]") {
     set_knob(c, "temperature", "0.7");
     CHECK(describe(c, {KnobGroup::Length}) == "max_new_tokens 32");
     CHECK(describe(c, {KnobGroup::Sampling}) ==
-          "do_sample true, temperature 0.7, top_k 0, top_p 1, min_p 0, min_tokens_to_keep 1, order hf, seed 42");
+          "do_sample true, temperature 0.7, top_k 0, top_p 1, min_p 0, min_tokens_to_keep 1, order hf, seed 42, "
+          "typical_p 1, epsilon_cutoff 0, eta_cutoff 0, top_n_sigma -1, xtc_probability 0, xtc_threshold 0.1, "
+          "mirostat 0, mirostat_tau 5, mirostat_eta 0.1, dynatemp_range 0, dynatemp_exponent 1");  // chapter 10's
+    CHECK(describe(c, {KnobGroup::Penalties}).ends_with(
+        "dry_multiplier 0, dry_base 1.75, dry_allowed_length 2, dry_penalty_last_n -1, dry_sequence_breakers "
+        "[\"\\n\",\":\",\"\\\"\",\"*\"], logit_bias {}, sequence_bias [], bad_words_ids [], suppress_tokens [], "
+        "begin_suppress_tokens []"));
 }

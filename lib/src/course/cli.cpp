@@ -14,6 +14,7 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/course/model_dir.hpp"
+#include "decodebook/decoding/bind.hpp"
 #include "decodebook/decoding/constraint.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
@@ -162,8 +163,19 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         } else if (info.defaults.do_sample) {
             std::cout << "This program samples by default; --do-sample false decodes greedily.\n";
         } else {
-            std::cout << "With no sampling flag, decoding is greedy (HF's default); --do-sample true, or any of --temperature\n"
-                         "--top-k --top-p --min-p, turns sampling on (--do-sample false keeps it off).\n";
+            // the flags that turn sampling on, from the table (chapter 10 added its truncations)
+            std::string text = "With no sampling flag, decoding is greedy (HF's default); --do-sample true, or any of";
+            std::string line = text;
+            text.clear();
+            for (const Knob& k : knobs()) {
+                if (!k.implies_sampling || !takes(info, k.group)) continue;
+                if (line.size() + k.flag.size() + 3 > 110) {
+                    text += line + "\n";
+                    line.clear();
+                }
+                line += (line.empty() ? "--" : " --") + k.flag;
+            }
+            std::cout << text << line << ", turns sampling on (--do-sample false keeps it off).\n";
         }
         std::cout << std::flush;
         std::exit(0);
@@ -268,9 +280,15 @@ std::optional<Gpt2> open_assistant(const CommandLine& cl, const Session& s) {
 Session open_session(const CommandLine& cl) {
     Session s{Gpt2::load(cl.model_dir), Tokenizer::load(cl.model_dir), {}, cl.config};
     s.prompt = s.tokenizer.encode(cl.prompt);
-    validate(s.config);  // one constraint at most, before building it (chapter 09)
-    s.config.constraint = make_constraint(s.config, s.tokenizer.vocabulary(),
-                                          resolve_eos_ids(s.config, s.model.config().eos_token_id));
+    try {  // a knob naming a token outside the vocabulary is a bad parameter (exit 2), known only now
+        check_knob_ids(s.config, s.tokenizer.vocab_size());
+    } catch (const Error& e) {
+        const std::string message = e.what();
+        const size_t fix = message.find("\n  fix: ");
+        throw UsageError(message.substr(0, fix), message.substr(fix + 8));
+    }
+    // the constraint (chapter 09), DRY's breakers and the ids the biases name (chapter 10)
+    bind_to_tokenizer(s.config, s.tokenizer, resolve_eos_ids(s.config, s.model.config().eos_token_id));
     check_request(s.model.config(), s.prompt, s.config);  // the one place a request is refused
     const long room = static_cast<long>(s.model.config().n_positions) - cl.lookahead;
     if (cl.lookahead > 0 && static_cast<long>(s.prompt.size()) > room) {

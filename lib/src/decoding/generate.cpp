@@ -1,10 +1,13 @@
 // Chapter 02: the general decode loop.
 #include "decodebook/decoding/generate.hpp"
 
+#include "decodebook/decoding/bind.hpp"
+
 #include <chrono>
 #include <memory>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/decoding/bind.hpp"
 #include "decodebook/decoding/constraint.hpp"
 #include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
@@ -31,10 +34,11 @@ std::vector<int> check_request(const ModelConfig& mc, const std::vector<int>& pr
                         "pass --eos-token-id with this model's ids, or model");
         }
     }
+    check_knob_ids(config, mc.vocab_size);  // chapter 10: the ids the biases name
     if (!constraint_kind(config).empty() && !config.constraint) {  // chapter 09: never ignore a constraint
         throw Error("a " + constraint_kind(config) + " constraint is set but was not built for this tokenizer",
-                    "set config.constraint = make_constraint(config, tokenizer.vocabulary(), eos_ids) "
-                    "(decoding/constraint.hpp) before generating");
+                    "call bind_to_tokenizer(config, tokenizer, eos_ids) (decoding/bind.hpp), or set config.constraint = "
+                    "make_constraint(config, tokenizer.vocabulary(), eos_ids) (decoding/constraint.hpp), before generating");
     }
     return eos_ids;
 }

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -228,15 +229,16 @@ Knob flag_knob(std::string name, std::string flag, KnobGroup group, std::string 
 // with the escapes \n \t \r and \\ (the shell passes a backslash through: --stop '\n' is a
 // newline). Any other backslash is refused rather than kept, so '\N' is not a stop that silently
 // never matches; a stop starting with [ is written as a JSON array.
-std::vector<std::string> parse_stops(const std::string& text, const std::string& rule) {
+std::vector<std::string> parse_stops(const std::string& text, const std::string& rule, const std::string& name = "stop",
+                                      const std::string& flag = "stop") {
     const std::string fix = "write a newline as \\n, a tab as \\t, a carriage return as \\r, a backslash as \\\\, "
-                            "or give a JSON array: --stop '[\"User:\", \"\\n\"]'";
+                            "or give a JSON array: --" + flag + " '[\"User:\", \"\\n\"]'";
     std::vector<std::string> stops;
     if (!text.empty() && text[0] == '[') {
         try {
             stops = nlohmann::json::parse(text).get<std::vector<std::string>>();
         } catch (const nlohmann::json::exception&) {
-            throw Error("stop = " + text + " is not a JSON array of strings", fix);
+            throw Error(name + " = " + text + " is not a JSON array of strings", fix);
         }
     } else {
         std::string s;
@@ -251,7 +253,7 @@ std::vector<std::string> parse_stops(const std::string& text, const std::string&
             else if (next == 'r') s += '\r';
             else if (next == '\\') s += '\\';
             else
-                throw Error("stop = " + text + " has " +
+                throw Error(name + " = " + text + " has " +
                                 (next ? "the unknown escape \\" + std::string(1, next) : std::string("a backslash at its end")) +
                                 " (the escapes are \\n \\t \\r \\\\)",
                             fix);
@@ -260,11 +262,11 @@ std::vector<std::string> parse_stops(const std::string& text, const std::string&
         stops.push_back(s);
     }
     for (const std::string& s : stops) {
-        if (s.empty()) invalid("stop", "stop", "\"\"", rule);
+        if (s.empty()) invalid(name, flag, "\"\"", rule);
         if (to_valid_utf8(s) != s)
-            throw Error("stop = " + nlohmann::json(to_valid_utf8(s)).dump() +
+            throw Error(name + " = " + nlohmann::json(to_valid_utf8(s)).dump() +
                             " is not valid UTF-8, so it can never match the text (which always is)",
-                        "pass stop strings as UTF-8 text");
+                        "pass --" + flag + " as UTF-8 text");
     }
     return stops;
 }
@@ -299,6 +301,269 @@ Knob stop_knob() {
     k.valid = [](const GenerationConfig& c) {
         for (const std::string& s : c.stop)
             if (s.empty() || to_valid_utf8(s) != s) return false;
+        return true;
+    };
+    return k;
+}
+
+// ----------------------------------------------------------------------------------- chapter 10
+// The list knobs of chapter 10. Each takes one value per flag (`add`, repeatable on a command
+// line) and, through `set` (the REPL's :set, golden files), the JSON forms the engines use. Ids are
+// checked against the vocabulary where a tokenizer is bound (bind_to_tokenizer): here only >= 0.
+
+// A bias: a number, or -inf ("-inf" as JSON text, since JSON has no infinity). logit_bias's range is
+// OpenAI's and vLLM's [-100, 100] (vLLM clamps to it, OpenAI refuses outside it); -inf is how
+// llama.cpp bans a token (its `--logit-bias ID-inf`), so it is kept: -inf is exact, -100 nearly so.
+bool bias_ok(float bias, bool bounded) {
+    if (bias == -INFINITY) return true;
+    return std::isfinite(bias) && (!bounded || (bias >= -100 && bias <= 100));
+}
+
+// `shown` is the whole value given (e.g. "5:101"), for the message.
+float parse_bias(const std::string& name, const std::string& flag, const std::string& text, const std::string& rule,
+                 bool bounded, const std::string& shown) {
+    if (text == "-inf" || text == "-infinity") return -INFINITY;
+    const float bias = parse_number<float>(name, flag, text, rule, "-100");
+    if (!bias_ok(bias, bounded)) invalid(name, flag, shown, rule);
+    return bias;
+}
+
+// One token id >= 0 (its upper bound is the vocabulary's, checked by bind_to_tokenizer).
+int parse_id(const std::string& name, const std::string& flag, const std::string& text, const std::string& rule,
+             const std::string& shown = "") {
+    const int id = parse_number<int>(name, flag, text, rule, "50256");
+    if (id < 0) invalid(name, flag, shown.empty() ? text : shown, rule);
+    return id;
+}
+
+// "464 3290" -> {464, 3290}: ids separated by spaces (at least one).
+std::vector<int> parse_ids(const std::string& name, const std::string& flag, const std::string& text,
+                           const std::string& rule) {
+    std::vector<int> ids;
+    size_t start = 0;
+    while (start < text.size()) {
+        const size_t space = std::min(text.find(' ', start), text.size());
+        if (space > start) ids.push_back(parse_id(name, flag, text.substr(start, space - start), rule));
+        start = space + 1;
+    }
+    if (ids.empty()) invalid(name, flag, "\"" + text + "\"", rule);
+    return ids;
+}
+
+// The JSON value of `text`, or an Error naming the knob and the forms it takes.
+nlohmann::json parse_json(const std::string& name, const std::string& flag, const std::string& text,
+                          const std::string& forms) {
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+        throw Error(name + " = " + text + " is not valid JSON", "give " + forms + " (or one --" + flag + " per entry)");
+    }
+}
+
+// A JSON id: a whole number >= 0, or a string of one ({"50256": -100} has string keys).
+int json_id(const std::string& name, const std::string& flag, const nlohmann::json& v, const std::string& rule) {
+    if (v.is_string()) return parse_id(name, flag, v.get<std::string>(), rule);
+    if (!v.is_number_integer()) invalid(name, flag, v.dump(), rule);
+    if (v.get<long long>() < 0 || v.get<long long>() > std::numeric_limits<int>::max()) invalid(name, flag, v.dump(), rule);
+    return v.get<int>();
+}
+
+float json_bias(const std::string& name, const std::string& flag, const nlohmann::json& v, const std::string& rule,
+                bool bounded) {
+    if (v.is_string()) return parse_bias(name, flag, v.get<std::string>(), rule, bounded, v.dump());
+    if (!v.is_number()) invalid(name, flag, v.dump(), rule);
+    const double bias = v.get<double>();
+    if (!bias_ok(static_cast<float>(bias), bounded) || std::abs(bias) > std::numeric_limits<float>::max())
+        invalid(name, flag, v.dump(), rule);
+    return static_cast<float>(bias);
+}
+
+nlohmann::json bias_json(float bias) { return bias == -INFINITY ? nlohmann::json("-inf") : nlohmann::json(bias); }
+
+std::vector<int> json_ids(const std::string& name, const std::string& flag, const nlohmann::json& v,
+                          const std::string& rule) {
+    if (!v.is_array() || v.empty()) invalid(name, flag, v.dump(), rule);
+    std::vector<int> ids;
+    for (const nlohmann::json& id : v) ids.push_back(json_id(name, flag, id, rule));
+    return ids;
+}
+
+// logit_bias: `ID:BIAS` per flag; set also takes {"ID": BIAS, ...} (OpenAI, vLLM) or [[ID, BIAS], ...]
+// (llama.cpp's list). A token biased twice is refused (the OpenAI form cannot say it).
+std::vector<std::pair<int, float>> parse_logit_bias(const std::string& text, const std::string& rule, bool json) {
+    const std::string name = "logit_bias", flag = "logit-bias";
+    std::vector<std::pair<int, float>> out;
+    if (json) {
+        const nlohmann::json v = parse_json(name, flag, text, "{\"ID\": BIAS, ...} or [[ID, BIAS], ...]");
+        if (v.is_object()) {
+            for (const auto& [key, bias] : v.items())
+                out.emplace_back(parse_id(name, flag, key, rule), json_bias(name, flag, bias, rule, true));
+        } else if (v.is_array()) {
+            for (const nlohmann::json& pair : v) {
+                if (!pair.is_array() || pair.size() != 2) invalid(name, flag, pair.dump(), rule);
+                out.emplace_back(json_id(name, flag, pair[0], rule), json_bias(name, flag, pair[1], rule, true));
+            }
+        } else {
+            invalid(name, flag, text, rule);
+        }
+        return out;
+    }
+    const size_t colon = text.rfind(':');
+    if (colon == std::string::npos) invalid(name, flag, text, rule);
+    out.emplace_back(parse_id(name, flag, text.substr(0, colon), rule, text),
+                     parse_bias(name, flag, text.substr(colon + 1), rule, true, text));
+    return out;
+}
+
+// sequence_bias: `ID ID ...:BIAS` per flag; set also takes HF's [[[ID, ...], BIAS], ...].
+std::vector<std::pair<std::vector<int>, float>> parse_sequence_bias(const std::string& text, const std::string& rule,
+                                                                    bool json) {
+    const std::string name = "sequence_bias", flag = "sequence-bias";
+    std::vector<std::pair<std::vector<int>, float>> out;
+    if (json) {
+        const nlohmann::json v = parse_json(name, flag, text, "[[[ID, ...], BIAS], ...]");
+        if (!v.is_array()) invalid(name, flag, text, rule);
+        for (const nlohmann::json& pair : v) {
+            if (!pair.is_array() || pair.size() != 2) invalid(name, flag, pair.dump(), rule);
+            out.emplace_back(json_ids(name, flag, pair[0], rule), json_bias(name, flag, pair[1], rule, false));
+        }
+        return out;
+    }
+    const size_t colon = text.rfind(':');
+    if (colon == std::string::npos) invalid(name, flag, text, rule);
+    out.emplace_back(parse_ids(name, flag, text.substr(0, colon), rule),
+                     parse_bias(name, flag, text.substr(colon + 1), rule, false, text));
+    return out;
+}
+
+// bad_words_ids: `ID ID ...` per flag; set also takes HF's [[ID, ...], ...].
+std::vector<std::vector<int>> parse_bad_words(const std::string& text, const std::string& rule, bool json) {
+    const std::string name = "bad_words_ids", flag = "bad-words-ids";
+    if (!json) return {parse_ids(name, flag, text, rule)};
+    const nlohmann::json v = parse_json(name, flag, text, "[[ID, ...], ...]");
+    if (!v.is_array()) invalid(name, flag, text, rule);
+    std::vector<std::vector<int>> out;
+    for (const nlohmann::json& word : v) out.push_back(json_ids(name, flag, word, rule));
+    return out;
+}
+
+// suppress_tokens, begin_suppress_tokens: one ID (or several separated by spaces) per flag; set also
+// takes HF's [ID, ...].
+std::vector<int> parse_token_list(const std::string& name, const std::string& flag, const std::string& text,
+                                  const std::string& rule, bool json) {
+    if (!json) return parse_ids(name, flag, text, rule);
+    const nlohmann::json v = parse_json(name, flag, text, "[ID, ...]");
+    if (!v.is_array()) invalid(name, flag, text, rule);
+    std::vector<int> out;
+    for (const nlohmann::json& id : v) out.push_back(json_id(name, flag, id, rule));
+    return out;
+}
+
+// A list knob: `parse(text, rule, json)` reads one flag's value (json false) or the JSON form (json
+// true, and always when the text starts with [ or {); `add` appends, `set` replaces; `ok` checks a
+// list set in code; `print` is its JSON for --show-config (what `set` reads back).
+template <class T>
+Knob list_knob(std::string name, std::string flag, KnobGroup group, std::string help, std::string rule,
+               std::vector<T> GenerationConfig::*member,
+               std::function<std::vector<T>(const std::string&, const std::string&, bool)> parse,
+               std::function<bool(const T&)> ok, std::function<nlohmann::ordered_json(const std::vector<T>&)> print) {
+    Knob k{name, flag, group, std::move(help), rule, false, {}, {}, {}};
+    k.repeatable = true;
+    const auto is_json = [](const std::string& text) { return !text.empty() && (text[0] == '[' || text[0] == '{'); };
+    k.get = [member, print](const GenerationConfig& c) { return print(c.*member).dump(); };
+    k.set = [=](GenerationConfig& c, const std::string& text) { c.*member = parse(text, rule, is_json(text)); };
+    k.add = [=](GenerationConfig& c, const std::string& text) {
+        for (T& v : parse(text, rule, is_json(text))) (c.*member).push_back(std::move(v));
+    };
+    k.valid = [member, ok](const GenerationConfig& c) {
+        for (const T& v : c.*member)
+            if (!ok(v)) return false;
+        return true;
+    };
+    return k;
+}
+
+bool ids_ok(const std::vector<int>& ids) {
+    if (ids.empty()) return false;
+    for (int id : ids)
+        if (id < 0) return false;
+    return true;
+}
+
+// The chapter-10 list knobs, in the table's order.
+void add_bias_knobs(std::vector<Knob>& t) {
+    using G = KnobGroup;
+    using C = GenerationConfig;
+    using Bias = std::pair<int, float>;
+    using SeqBias = std::pair<std::vector<int>, float>;
+    t.push_back(list_knob<Bias>(
+        "logit_bias", "logit-bias", G::Penalties,
+        "add BIAS to token ID's logit (llama.cpp, vLLM; HF: a sequence_bias of one token); repeatable",
+        "ID:BIAS with ID >= 0 and BIAS in [-100, 100] (OpenAI's and vLLM's range) or -inf (ban); JSON "
+        "{\"ID\": BIAS} or [[ID, BIAS]]",
+        &C::logit_bias, parse_logit_bias, [](const Bias& b) { return b.first >= 0 && bias_ok(b.second, true); },
+        [](const std::vector<Bias>& v) {
+            nlohmann::ordered_json j = nlohmann::ordered_json::object();
+            for (const auto& [id, bias] : v) j[std::to_string(id)] = bias_json(bias);
+            return j;
+        }));
+    t.push_back(list_knob<SeqBias>(
+        "sequence_bias", "sequence-bias", G::Penalties,
+        "add BIAS to a sequence's last token when the output ends with the rest of it (HF); repeatable",
+        "\"ID ID ...:BIAS\" with ids >= 0 and BIAS a number or -inf; JSON [[[ID, ...], BIAS]]", &C::sequence_bias,
+        parse_sequence_bias, [](const SeqBias& b) { return ids_ok(b.first) && bias_ok(b.second, false); },
+        [](const std::vector<SeqBias>& v) {
+            nlohmann::ordered_json j = nlohmann::ordered_json::array();
+            for (const auto& [ids, bias] : v) j.push_back({ids, bias_json(bias)});
+            return j;
+        }));
+    t.push_back(list_knob<std::vector<int>>(
+        "bad_words_ids", "bad-words-ids", G::Penalties,
+        "never complete this token sequence: its last token is banned after the rest (HF, vLLM); repeatable",
+        "\"ID ID ...\" with ids >= 0; JSON [[ID, ...], ...]", &C::bad_words_ids, parse_bad_words, ids_ok,
+        [](const std::vector<std::vector<int>>& v) { return nlohmann::ordered_json(v); }));
+    for (const auto& [name, flag, member, help] :
+         {std::tuple{"suppress_tokens", "suppress-tokens", &C::suppress_tokens,
+                     "token ID is never generated (-inf at every step; HF); repeatable"},
+          std::tuple{"begin_suppress_tokens", "begin-suppress-tokens", &C::begin_suppress_tokens,
+                     "token ID is not the first generated token (HF); repeatable"}}) {
+        t.push_back(list_knob<int>(
+            name, flag, G::Penalties, help, "ID >= 0 (several separated by spaces); JSON [ID, ...]", member,
+            [name = std::string(name), flag = std::string(flag)](const std::string& text, const std::string& rule,
+                                                                  bool json) {
+                return parse_token_list(name, flag, text, rule, json);
+            },
+            [](const int& id) { return id >= 0; },
+            [](const std::vector<int>& v) { return nlohmann::ordered_json(v); }));
+    }
+}
+
+// dry_sequence_breakers: text like --stop (escapes \n \t \r \\, or a JSON array); on a command line
+// the first --dry-sequence-breakers replaces llama.cpp's defaults (as its --dry-sequence-breaker
+// does) and each adds one; an empty list (JSON []) has none. Longer than 40 bytes is refused where
+// llama.cpp would cut it (MAX_CHAR_LEN in llama_sampler_init_dry, src/llama-sampler.cpp).
+Knob dry_breakers_knob() {
+    Knob k{"dry_sequence_breakers", "dry-sequence-breakers", KnobGroup::Penalties,
+           "DRY never matches a repeat across this text (llama.cpp; default \\n : \" *); repeatable",
+           "non-empty text of at most 40 bytes with the escapes \\n \\t \\r \\\\, or a JSON array of such strings "
+           "like [\"\\n\", \":\"]",
+           false, {}, {}, {}};
+    k.repeatable = true;
+    const auto parse = [rule = k.rule](const std::string& text) {
+        std::vector<std::string> breakers;
+        if (text != "[]") breakers = parse_stops(text, rule, "dry_sequence_breakers", "dry-sequence-breakers");
+        for (const std::string& b : breakers)
+            if (b.size() > 40) invalid("dry_sequence_breakers", "dry-sequence-breakers", nlohmann::json(b).dump(), rule);
+        return breakers;
+    };
+    k.get = [](const GenerationConfig& c) { return nlohmann::json(c.dry_sequence_breakers).dump(); };
+    k.set = [parse](GenerationConfig& c, const std::string& text) { c.dry_sequence_breakers = parse(text); };
+    k.add = [parse](GenerationConfig& c, const std::string& text) {
+        for (std::string& s : parse(text)) c.dry_sequence_breakers.push_back(std::move(s));
+    };
+    k.valid = [](const GenerationConfig& c) {
+        for (const std::string& s : c.dry_sequence_breakers)
+            if (s.empty() || s.size() > 40 || to_valid_utf8(s) != s) return false;
         return true;
     };
     return k;
@@ -343,6 +608,38 @@ std::vector<Knob> make_table() {
     t.push_back(choice("order", "order", G::Sampling, "processor order of an engine", &C::order, kOrders));
     t.push_back(number<uint64_t>("seed", "seed", G::Sampling, "seed of the coin stream", &C::seed,
                                  [](uint64_t) { return true; }, "in [0, 2^64)"));
+    // chapter 10: the field's other samplers (truncations, XTC, mirostat, dynamic temperature)
+    t.push_back(number<float>("typical_p", "typical-p", G::Sampling,
+                              "locally typical sampling: keep the tokens closest to the entropy up to this mass (HF, llama.cpp)",
+                              &C::typical_p, [](float v) { return v > 0 && v <= 1; }, "in (0, 1] (1 = off)", true));
+    t.push_back(number<float>("epsilon_cutoff", "epsilon-cutoff", G::Sampling, "remove tokens with p < epsilon (HF)",
+                              &C::epsilon_cutoff, [](float v) { return v >= 0 && v < 1; }, "in [0, 1) (0 = off)", true));
+    t.push_back(number<float>("eta_cutoff", "eta-cutoff", G::Sampling,
+                              "remove tokens with p < min(eta, sqrt(eta) e^-H) (HF)", &C::eta_cutoff,
+                              [](float v) { return v >= 0 && v < 1; }, "in [0, 1) (0 = off)", true));
+    t.push_back(number<float>("top_n_sigma", "top-n-sigma", G::Sampling,
+                              "keep logits >= max - n * sigma (llama.cpp)", &C::top_n_sigma, finite,
+                              "a number; <= 0 = off (llama.cpp's -1)", true));
+    t.push_back(number<float>("xtc_probability", "xtc-probability", G::Sampling,
+                              "chance per step that XTC removes the top choices (llama.cpp)", &C::xtc_probability,
+                              [](float v) { return v >= 0 && v <= 1; }, "in [0, 1] (0 = off)", true));
+    t.push_back(number<float>("xtc_threshold", "xtc-threshold", G::Sampling,
+                              "XTC removes the tokens above this p but the least likely of them (llama.cpp)",
+                              &C::xtc_threshold, [](float v) { return v >= 0 && v <= 1; },
+                              "in [0, 1]; above 0.5 XTC is off", true));
+    t.push_back(number<int>("mirostat", "mirostat", G::Sampling,
+                            "1: mirostat, 2: mirostat 2.0, holding the surprise near tau (llama.cpp)", &C::mirostat,
+                            [](int v) { return v >= 0 && v <= 2; }, "0, 1 or 2 (0 = off)", true));
+    t.push_back(number<float>("mirostat_tau", "mirostat-tau", G::Sampling, "mirostat's target surprise, in bits",
+                              &C::mirostat_tau, [=](float v) { return finite(v) && v > 0; }, "> 0", true));
+    t.push_back(number<float>("mirostat_eta", "mirostat-eta", G::Sampling, "mirostat's learning rate",
+                              &C::mirostat_eta, [=](float v) { return finite(v) && v > 0; }, "> 0", true));
+    t.push_back(number<float>("dynatemp_range", "dynatemp-range", G::Sampling,
+                              "dynamic temperature: T - range .. T + range by the entropy (llama.cpp)", &C::dynatemp_range,
+                              [=](float v) { return finite(v) && v >= 0; }, ">= 0 (0 = off)", true));
+    t.push_back(number<float>("dynatemp_exponent", "dynatemp-exponent", G::Sampling,
+                              "exponent of the normalised entropy in dynamic temperature", &C::dynatemp_exponent,
+                              [=](float v) { return finite(v) && v > 0; }, "> 0", true));
     t.push_back(number<float>("repetition_penalty", "repetition-penalty", G::Penalties, "CTRL penalty theta: z / theta if z > 0, else z * theta",
                               &C::repetition_penalty, [=](float v) { return finite(v) && v > 0; }, "> 0 (1 = off)"));
     t.push_back(choice("penalty_scope", "penalty-scope", G::Penalties, "tokens the repetition penalty sees",
@@ -357,6 +654,19 @@ std::vector<Knob> make_table() {
     t.push_back(number<int>("no_repeat_ngram_size", "no-repeat-ngram-size", G::Penalties,
                             "ban repeating any n-gram of this size", &C::no_repeat_ngram_size,
                             [](int v) { return v >= 0; }, ">= 0 (0 = off)"));
+    // chapter 10: DRY and the biases
+    t.push_back(number<float>("dry_multiplier", "dry-multiplier", G::Penalties,
+                              "DRY: penalise a token that would extend a repeat (llama.cpp)", &C::dry_multiplier,
+                              [=](float v) { return finite(v) && v >= 0; }, ">= 0 (0 = off)"));
+    t.push_back(number<float>("dry_base", "dry-base", G::Penalties, "DRY's penalty grows as base ^ (length - allowed)",
+                              &C::dry_base, [=](float v) { return finite(v) && v >= 1; }, ">= 1"));
+    t.push_back(number<int>("dry_allowed_length", "dry-allowed-length", G::Penalties,
+                            "DRY leaves repeats shorter than this alone", &C::dry_allowed_length,
+                            [](int v) { return v >= 0; }, ">= 0"));
+    t.push_back(number<int>("dry_penalty_last_n", "dry-penalty-last-n", G::Penalties, "tokens DRY looks back over",
+                            &C::dry_penalty_last_n, [](int v) { return v >= -1; }, ">= -1 (-1 = all, 0 = off)"));
+    t.push_back(dry_breakers_knob());
+    add_bias_knobs(t);
     t.push_back(number<int>("num_beams", "num-beams", G::Beams, "hypotheses kept per step (beam search)",
                             &C::num_beams, [](int v) { return v >= 1 && v <= 64; }, "in [1, 64] (1 = off)"));
     t.push_back(number<float>("length_penalty", "length-penalty", G::Beams,
@@ -430,6 +740,105 @@ std::vector<Knob> make_table() {
     return t;
 }
 
+
+// ------------------------------------------------------------------ chapter 10: which engine has what
+// A chapter-10 knob that is on, with the orders (engines) whose chain has it. A knob set under an
+// order that lacks it is refused, never placed where that engine would not put it.
+struct EngineKnob {
+    const char* name;  // the knob, as the table spells it
+    std::vector<ChainOrder> orders;
+    std::function<bool(const GenerationConfig&)> on;
+};
+
+const std::vector<EngineKnob>& engine_knobs() {
+    using O = ChainOrder;
+    using C = GenerationConfig;
+    static const std::vector<EngineKnob> table = {
+        {"typical_p", {O::HuggingFace, O::LlamaCpp}, [](const C& c) { return c.typical_p < 1; }},
+        {"epsilon_cutoff", {O::HuggingFace}, [](const C& c) { return c.epsilon_cutoff > 0; }},
+        {"eta_cutoff", {O::HuggingFace}, [](const C& c) { return c.eta_cutoff > 0; }},
+        {"top_n_sigma", {O::LlamaCpp}, [](const C& c) { return c.top_n_sigma > 0; }},
+        {"xtc_probability", {O::LlamaCpp}, [](const C& c) { return c.xtc_probability > 0; }},
+        {"mirostat", {O::LlamaCpp}, [](const C& c) { return c.mirostat != 0; }},
+        {"dynatemp_range", {O::LlamaCpp}, [](const C& c) { return c.dynatemp_range > 0; }},
+        {"dry_multiplier", {O::LlamaCpp}, [](const C& c) { return c.dry_multiplier > 0; }},
+        {"logit_bias", {O::HuggingFace, O::LlamaCpp, O::Vllm}, [](const C& c) { return !c.logit_bias.empty(); }},
+        {"sequence_bias", {O::HuggingFace}, [](const C& c) { return !c.sequence_bias.empty(); }},
+        {"bad_words_ids", {O::HuggingFace, O::Vllm}, [](const C& c) { return !c.bad_words_ids.empty(); }},
+        {"suppress_tokens", {O::HuggingFace}, [](const C& c) { return !c.suppress_tokens.empty(); }},
+        {"begin_suppress_tokens", {O::HuggingFace}, [](const C& c) { return !c.begin_suppress_tokens.empty(); }},
+    };
+    return table;
+}
+
+// "hf and llama.cpp", "--order hf or --order llama.cpp".
+std::string orders_text(const std::vector<ChainOrder>& orders, const std::string& prefix, const std::string& joint) {
+    std::string s;
+    for (size_t i = 0; i < orders.size(); ++i) {
+        if (i > 0) s += i + 1 == orders.size() ? joint : ", ";
+        s += prefix + to_string(orders[i]);
+    }
+    return s;
+}
+
+void check_engine_knobs(const GenerationConfig& config) {
+    for (const EngineKnob& e : engine_knobs()) {
+        if (!e.on(config)) continue;
+        bool has = false;
+        for (ChainOrder o : e.orders) has = has || o == config.order;
+        if (has) continue;
+        const Knob& k = find_knob(e.name);
+        const std::string whose = e.orders.size() == 1 ? to_string(e.orders[0]) + "'s sampler"
+                                                       : "a sampler of " + orders_text(e.orders, "", " and ");
+        throw Error(e.name + std::string(" = ") + k.get(config) + " is " + whose + ", and --order is " +
+                        to_string(config.order) + " (its chain has no such step)",
+                    "add " + orders_text(e.orders, "--order ", " or ") + ", or drop --" + k.flag);
+    }
+}
+
+// Mirostat ends llama.cpp's chain in place of top-k ... temperature (common_sampler_init,
+// common/sampling.cpp: logit_bias, temp, mirostat): every knob that chain skips is refused rather
+// than ignored, and so are the loops that would need to roll its mu back.
+void check_mirostat(const GenerationConfig& c) {
+    if (c.mirostat == 0) return;
+    const std::string m = "mirostat = " + std::to_string(c.mirostat);
+    const std::string chain = " (llama.cpp's mirostat chain is logit_bias -> temperature -> mirostat: refused rather "
+                              "than ignored)";
+    struct Ignored {
+        const char* name;
+        bool on;
+    };
+    const Ignored ignored[] = {
+        {"top_k", c.top_k > 0}, {"top_p", c.top_p < 1}, {"min_p", c.min_p > 0}, {"typical_p", c.typical_p < 1},
+        {"top_n_sigma", c.top_n_sigma > 0}, {"xtc_probability", c.xtc_probability > 0},
+        {"dry_multiplier", c.dry_multiplier > 0}, {"repetition_penalty", c.repetition_penalty != 1},
+        {"presence_penalty", c.presence_penalty != 0}, {"frequency_penalty", c.frequency_penalty != 0},
+        {"no_repeat_ngram_size", c.no_repeat_ngram_size > 0}, {"dynatemp_range", c.dynatemp_range > 0},
+    };
+    for (const Ignored& i : ignored) {
+        if (!i.on) continue;
+        const Knob& k = find_knob(i.name);
+        throw Error(std::string(i.name) + " = " + k.get(c) + " has no effect with " + m + chain,
+                    "drop --" + k.flag + ", or --mirostat");
+    }
+    if (c.num_beams > 1)
+        throw Error(m + " with beam search (num_beams " + std::to_string(c.num_beams) +
+                        ") is not offered: mirostat draws one token per step and keeps mu",
+                    "drop --num-beams, or --mirostat");
+    if (c.prompt_lookup_num_tokens > 0)
+        throw Error(m + " with speculative decoding (prompt_lookup_num_tokens " +
+                        std::to_string(c.prompt_lookup_num_tokens) +
+                        ") is not offered: verifying k drafts at once would have to roll mu back at each rejection",
+                    "drop --prompt-lookup-num-tokens, or --mirostat");
+    if (!c.do_sample)
+        throw Error(m + " with do_sample false: mirostat draws the token itself, it has no greedy mode",
+                    "drop --do-sample false for mirostat, or drop --mirostat for greedy decoding");
+    if (c.temperature == 0)
+        throw Error(m + " with temperature 0: llama.cpp's chain would keep only the top token, and mirostat would "
+                        "change nothing",
+                    "pass --temperature > 0 with --mirostat, or --do-sample false for greedy decoding");
+}
+
 }  // namespace
 
 std::string to_string(EarlyStopping rule) { return spell(kEarlyStopping, rule); }
@@ -476,6 +885,8 @@ void set_knob(GenerationConfig& config, const std::string& name, const std::stri
 void validate(const GenerationConfig& config) {
     for (const Knob& k : knobs())
         if (!k.valid(config)) invalid(k.name, k.flag, k.get(config), k.rule);
+    check_engine_knobs(config);  // chapter 10: a knob only where its engine has it
+    check_mirostat(config);
     if (config.min_new_tokens > config.max_new_tokens) {
         throw Error("min_new_tokens (" + std::to_string(config.min_new_tokens) + ") exceeds max_new_tokens (" +
                         std::to_string(config.max_new_tokens) + ")",

@@ -207,6 +207,11 @@ Drafter make_drafter(const GenerationConfig& config, const Gpt2* assistant, std:
         return prompt_lookup_drafter(vllm, config.prompt_lookup_min, config.max_matching_ngram_size,
                                      std::vector<int>(eos_ids.begin(), eos_ids.end()));
     }
+    if (config.mirostat != 0)  // validate refuses it with prompt lookup; a draft model is known only here
+        throw Error("mirostat = " + std::to_string(config.mirostat) +
+                        " with speculative decoding is not offered: verifying k drafts at once would have to roll "
+                        "mirostat's mu back at each rejection",
+                    "drop --assistant-model, or --mirostat");
     if (!assistant)
         throw Error("speculative decoding needs a drafter: neither a draft model nor prompt lookup was given",
                     "pass --assistant-model DIR, or --prompt-lookup-num-tokens N (N >= 1)");

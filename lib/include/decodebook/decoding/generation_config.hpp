@@ -193,8 +193,10 @@ struct GenerationConfig {
 enum class KnobGroup {
     Length,     ///< max_new_tokens: every program
     Stopping,   ///< min_new_tokens, eos_token_id, stop, include_stop_str_in_output, stop_match
-    Sampling,   ///< do_sample, temperature, top_k, top_p, min_p, min_tokens_to_keep, order, seed
-    Penalties,  ///< repetition, presence, frequency, no-repeat-ngram
+    Sampling,   ///< do_sample, temperature, top_k, top_p, min_p, min_tokens_to_keep, order, seed; chapter 10's
+                ///< typical_p, epsilon_cutoff, eta_cutoff, top_n_sigma, xtc_*, mirostat*, dynatemp_*
+    Penalties,  ///< repetition, presence, frequency, no-repeat-ngram; chapter 10's dry_*, logit_bias,
+                ///< sequence_bias, bad_words_ids, suppress_tokens, begin_suppress_tokens
     Beams,      ///< num_beams, length_penalty, early_stopping, num_return_sequences, beam_scoring
     Speculative,  ///< num_assistant_tokens, num_assistant_tokens_schedule, prompt_lookup_num_tokens,
                   ///< max_matching_ngram_size, prompt_lookup_min, verify_rule (chapter 08)
@@ -232,8 +234,12 @@ void set_knob(GenerationConfig& config, const std::string& name, const std::stri
 /// Check every knob, and the knobs together: min_new_tokens <= max_new_tokens,
 /// num_return_sequences <= num_beams, no sampling with beams, no stop strings with beams (beam
 /// search does not apply them: refused rather than ignored), prompt_lookup_min <=
-/// max_matching_ngram_size.
-/// Introduced in chapter 02.
+/// max_matching_ngram_size; from chapter 10, a sampler only under an order whose engine has it
+/// (dry_multiplier only under llama.cpp's order, the message naming the orders that have it), and
+/// mirostat (llama.cpp's order) without the knobs its chain ignores (top_k, top_p, min_p,
+/// typical_p, top_n_sigma, XTC, DRY, the penalties, dynatemp), beams, prompt lookup, do_sample
+/// false or temperature 0. Token ids are checked against a vocabulary by check_knob_ids
+/// (decoding/bind.hpp). Introduced in chapter 02.
 /// @throws Error on the first bad value: "top_p = 1.5 is invalid: it must be in [0, 1] (1 = off)".
 void validate(const GenerationConfig& config);
 

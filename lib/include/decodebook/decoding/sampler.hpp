@@ -65,18 +65,30 @@ public:
     /// or, when the chain is greedy, all the mass on their argmax (ties: the lowest id).
     /// Chapter 08's rejection sampling needs exactly this: with a greedy target it accepts a
     /// draft iff the draft is the argmax. Introduced in chapter 07.
-    /// @throws Error as apply.
+    /// @throws Error as apply, and for a chain that ends in mirostat (chapter 10): its
+    /// distribution depends on mu, which only make_sampler keeps.
     xt::xtensor<float, 1> distribution(const xt::xtensor<float, 1>& logits, const DecodeContext& context) const;
     /// The token `coin` picks from `distribution`: its argmax when the chain is greedy, else
     /// inverse-CDF sampling (sample_inverse_cdf: unnormalised weights are fine). Introduced in chapter 07.
+    /// @throws Error for a chain that ends in mirostat (chapter 10).
     int choose(const xt::xtensor<float, 1>& distribution, double coin) const;
     /// Choose the next token: choose(distribution(logits, context), coin). Introduced in chapter 02.
     int pick(const xt::xtensor<float, 1>& logits, const DecodeContext& context, double coin) const;
     /// pick, recorded: the chain runs once, and the Draw says where the coin fell. Introduced in chapter 02.
+    /// @throws Error for a chain that ends in mirostat (chapter 10): its draw is not a CDF slice of
+    /// the processed distribution.
     Draw draw(const xt::xtensor<float, 1>& logits, const DecodeContext& context, double coin) const;
-    /// "repetition_penalty(1.3) -> temperature(0.7) -> top_p(0.9) -> sample" (or "-> argmax").
-    /// Introduced in chapter 02.
+    /// "repetition_penalty(1.3) -> temperature(0.7) -> top_p(0.9) -> sample" (or "-> argmax", or,
+    /// with mirostat, "-> mirostat_v2(tau=5, eta=0.1)"). Introduced in chapter 02.
     std::string describe() const;
+    /// One step of the chain's mirostat end: run the processors, then mirostat_v1_step (m = 100, as
+    /// llama.cpp's common_sampler_init) or mirostat_v2_step with `coin`, updating `mu`. make_sampler
+    /// calls it with the mu it keeps. Introduced in chapter 10.
+    /// @throws Error as apply, or when the chain has no mirostat end.
+    int mirostat_step(const xt::xtensor<float, 1>& logits, const DecodeContext& context, double tau, double eta,
+                      double& mu, double coin) const;
+    /// 0, or the mirostat version (1 or 2) that ends the chain. Introduced in chapter 10.
+    int mirostat() const { return mirostat_; }
     /// The processors, in order. Introduced in chapter 02.
     const std::vector<Processor>& processors() const { return processors_; }
     /// True when the chain ends in argmax instead of sampling. Introduced in chapter 02.
@@ -86,6 +98,8 @@ private:
     std::vector<Processor> processors_;
     size_t first_ = 0;  // how many of processors_ are the caller's
     bool greedy_ = false;
+    int mirostat_ = 0;           // chapter 10: 1 or 2 when mirostat ends the chain
+    std::string mirostat_name_;  // "mirostat_v2(tau=5, eta=0.1)"
 };
 
 /// Chooses the next token from the last position's logits (V) and the context. A picker with
@@ -96,7 +110,8 @@ using Sampler = std::function<int(const xt::xtensor<float, 1>& logits, const Dec
 int greedy(const xt::xtensor<float, 1>& logits, const DecodeContext& context);
 
 /// The Sampler a config describes: LogitsChain(config), then argmax or a sample with
-/// coin i of Rng(seed) for token i. Exactly one coin is drawn per step, used or not, so coin i
+/// coin i of Rng(seed) for token i (with mirostat, chapter 10: LogitsChain::mirostat_step with coin i
+/// and the mu this sampler keeps, starting at 2 tau as llama.cpp's; `seen` is then refused). Exactly one coin is drawn per step, used or not, so coin i
 /// always belongs to token i. Each call starts a fresh coin stream. With `seen`, every step's
 /// Draw is appended to it (the same tokens: the chain runs once either way); `first` are the
 /// caller's processors at the head of the chain (LogitsChain). Introduced in chapter 02.

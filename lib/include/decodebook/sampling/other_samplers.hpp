@@ -29,7 +29,9 @@ enum class TypicalRule {
 };
 
 /// Locally typical sampling on probabilities: which tokens survive, by `rule`; at least
-/// max(1, min_keep) stay; mass >= 1 keeps every candidate. Introduced in chapter 10 (exercise 10.1).
+/// max(1, min_keep) stay (the most typical ones; among equal distances the lower ids, where the
+/// engines' unstable sorts leave it open); mass >= 1 keeps every candidate; p = 0 is never kept.
+/// Introduced in chapter 10 (exercise 10.1).
 /// @throws Error if mass is outside (0, 1]
 std::vector<bool> typical_keep(const xt::xtensor<float, 1>& probs, double mass, int min_keep = 1,
                                TypicalRule rule = TypicalRule::HuggingFace);
