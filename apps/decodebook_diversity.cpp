@@ -29,6 +29,7 @@
 #include "decodebook/course/cli.hpp"
 #include "decodebook/course/csv.hpp"
 #include "decodebook/course/metrics.hpp"
+#include "decodebook/decoding/bind.hpp"
 #include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/decoding/generate.hpp"
 
@@ -125,7 +126,9 @@ struct Row {
 const char* const kPrompts[] = {"The best way to", "A computer is", "You will", "Life is", "Never trust",
                                 "Q: What do you call", "There are two kinds of", "The secret of"};
 
-Row measure(const Gpt2& model, const Tokenizer& tok, const Setting& s, int n_prompts, int n_seeds, bool cached) {
+Row measure(const Gpt2& model, const Tokenizer& tok, const Setting& setting, int n_prompts, int n_seeds, bool cached) {
+    Setting s = setting;  // bound to the tokenizer, as every program binds its config (DRY's breakers)
+    bind_to_tokenizer(s.config, tok, resolve_eos_ids(s.config, model.config().eos_token_id));
     Row row;
     double nll = 0;
     int tokens = 0, runs = 0;
@@ -184,7 +187,7 @@ int main(int argc, char** argv) {
         const std::vector<Setting> settings = lab ? lab_settings(max_new) : classic_settings(max_new);
         std::printf("%d prompts x %d seeds x %d new tokens per sampler\n\n", n_prompts, n_seeds, max_new);
         if (lab) {
-            std::printf("%-32s %3s %7s %7s %6s %11s %5s %4s  %s\n", "sampler", "ch", "dist-1", "dist-2", "rep-4", "model loss",
+            std::printf("%-34s %3s %7s %7s %6s %11s %5s %4s  %s\n", "sampler", "ch", "dist-1", "dist-2", "rep-4", "model loss",
                         "loops", "EOS", "setting from");
         } else {
             std::printf("%-26s %10s %10s %12s %6s %5s\n", "sampler", "distinct-1", "distinct-2", "model loss", "loops", "EOS");
@@ -193,7 +196,7 @@ int main(int argc, char** argv) {
         for (const Setting& s : settings) {
             const Row r = measure(model, tok, s, n_prompts, n_seeds, lab);
             if (lab) {
-                std::printf("%-32s %3s %7.3f %7.3f %6.3f %6.3f nats %5d %4d  %s\n", s.name.c_str(), s.chapter.c_str(), r.d1, r.d2,
+                std::printf("%-34s %3s %7.3f %7.3f %6.3f %6.3f nats %5d %4d  %s\n", s.name.c_str(), s.chapter.c_str(), r.d1, r.d2,
                             r.rep4, r.loss, r.loops, r.ends, s.source.c_str());
             } else {
                 std::printf("%-26s %10.3f %10.3f %7.3f nats %6d %5d\n", s.name.c_str(), r.d1, r.d2, r.loss, r.loops, r.ends);

@@ -9,7 +9,6 @@
 
 #include "decodebook/course/cli.hpp"
 #include "decodebook/decoding/generate.hpp"
-#include "decodebook/decoding/sampler.hpp"
 
 namespace chapter10 {
 
@@ -33,13 +32,8 @@ using CsvRows = std::vector<CsvRow>;
 // The logits after `context` (V).
 Vec next_logits(const decodebook::Session& s, const std::vector<int>& context);
 
-// The prompt and the tokens generated so far, as one sequence (what DRY and bad words look at).
-std::vector<int> whole_sequence(const decodebook::DecodeContext& context);
-
-// A greedy run with `first` at the head of the chain (make_sampler's seam): parts 2 and 4 put
-// one of this chapter's processors there and nothing else.
-decodebook::Generation greedy_with(const decodebook::Session& s, const std::vector<int>& prompt, int max_new_tokens,
-                                   std::vector<decodebook::Processor> first);
+// A plain greedy run of `max_new_tokens` after `prompt` (on the cached loop).
+decodebook::Generation greedy_run(const decodebook::Session& s, const std::vector<int>& prompt, int max_new_tokens);
 
 // Part 1: what typical-p, epsilon, eta, top-n-sigma and XTC keep on chapter 03's peaked and flat
 // steps, beside top-p and min-p (a table of kept tokens and mass; every row also to the CSV).

@@ -12,6 +12,7 @@
 #include "decodebook/course/metrics.hpp"
 #include "decodebook/course/terminal.hpp"
 #include "decodebook/decoding/cached_loops.hpp"
+#include "decodebook/decoding/bind.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/sampler.hpp"
 #include "decodebook/model/gpt2.hpp"
@@ -30,24 +31,15 @@ namespace {
 constexpr float kTheta = 1.3f, kDryMultiplier = 0.8f, kDryBase = 1.75f;
 constexpr int kDryAllowed = 2, kDryLastN = -1;
 
-// DRY's breakers as token sequences of this vocabulary.
-// TEMP until ch10-chain's binding lands: each breaker string encoded.
-std::vector<std::vector<int>> breaker_sequences(const Session& s) {
-    std::vector<std::vector<int>> b;
-    for (const std::string& t : GenerationConfig{}.dry_sequence_breakers) b.push_back(s.tokenizer.encode(t));
-    return b;
-}
-
-// DRY as the one processor at the head of the chain: on a greedy run, where it sits does not matter.
-Processor dry_processor(const std::vector<std::vector<int>>& breakers) {
-    return {"dry(0.8, 1.75, 2)", [breakers](Vec& z, const DecodeContext& context) {
-                apply_dry(z, whole_sequence(context), kDryMultiplier, kDryBase, kDryAllowed, kDryLastN, breakers);
-            }};
-}
-
-Processor repetition_processor() {
-    return {"repetition_penalty(1.3)",
-            [](Vec& z, const DecodeContext& context) { apply_repetition_penalty(z, whole_sequence(context), kTheta); }};
+// Part 2's runs: greedy with one penalty, through the knob table as a user sets it (DRY is
+// llama.cpp's: its order), bound to the tokenizer as every program binds its config.
+GenerationConfig greedy_with_knob(const Session& s, const std::string& knob, const std::string& value) {
+    GenerationConfig c;
+    c.max_new_tokens = kLoopTokens;
+    if (knob == "dry_multiplier") set_knob(c, "order", "llama.cpp");
+    set_knob(c, knob, value);
+    bind_to_tokenizer(c, s.tokenizer, resolve_eos_ids(c, s.model.config().eos_token_id));
+    return c;
 }
 
 std::vector<int> joined(const std::vector<int>& a, const std::vector<int>& b) {
@@ -56,8 +48,8 @@ std::vector<int> joined(const std::vector<int>& a, const std::vector<int>& b) {
     return c;
 }
 
-void print_run(const Session& s, const char* label, const std::vector<int>& prompt, std::vector<Processor> first) {
-    const Generation g = greedy_with(s, prompt, kLoopTokens, std::move(first));
+void print_run(const Session& s, const char* label, const std::vector<int>& prompt, const GenerationConfig& c) {
+    const Generation g = generate_cached(s.model, s.tokenizer, prompt, c, make_sampler(c, 0));
     const Loop loop = find_loop(g.ids);
     std::printf("  %-26s distinct-2 %.2f  %s\n", label, distinct_n(g.ids, 2),
                 loop.period ? ("LOOP of " + std::to_string(loop.period) + " tokens x" +
@@ -70,7 +62,7 @@ void print_run(const Session& s, const char* label, const std::vector<int>& prom
 
 void dry_against_repetition(const Session& s) {
     const std::vector<int> prompt = s.tokenizer.encode(kLoopPrompt);
-    const std::vector<int> out = greedy_with(s, prompt, kLoopTokens, {}).ids;
+    const std::vector<int> out = greedy_run(s, prompt, kLoopTokens).ids;
     const Loop loop = find_loop(out);
     std::printf("  chapter 01's run: \"%s\", greedy, %d tokens: ", kLoopPrompt, kLoopTokens);
     if (loop.period == 0) {
@@ -80,7 +72,8 @@ void dry_against_repetition(const Session& s) {
     std::printf("a cycle of %zu tokens from new token %zu on\n", loop.period, loop.start);
 
     // The step inside the loop's second cycle where the greedy token extends the longest repeat.
-    const std::vector<std::vector<int>> breakers = breaker_sequences(s);
+    // the default breakers as token sequences of this vocabulary, by llama.cpp's rule
+    const std::vector<std::vector<int>> breakers = dry_breaker_sequences(s.tokenizer, GenerationConfig{}.dry_sequence_breakers);
     std::vector<int> single_breakers;  // breakers of one token: where dry_repeat_length stops
     for (const std::vector<int>& b : breakers)
         if (b.size() == 1) single_breakers.push_back(b[0]);
@@ -115,9 +108,11 @@ void dry_against_repetition(const Session& s) {
                 lowered_by_rep, lowered_by_dry, kDryAllowed);
 
     std::printf("  the same greedy run with each:\n");
-    print_run(s, "no penalty", prompt, {});
-    print_run(s, "repetition_penalty 1.3", prompt, {repetition_processor()});
-    print_run(s, "dry_multiplier 0.8", prompt, {dry_processor(breakers)});
+    GenerationConfig plain;
+    plain.max_new_tokens = kLoopTokens;
+    print_run(s, "no penalty", prompt, plain);
+    print_run(s, "repetition_penalty 1.3", prompt, greedy_with_knob(s, "repetition_penalty", "1.3"));
+    print_run(s, "dry_multiplier 0.8", prompt, greedy_with_knob(s, "dry_multiplier", "0.8"));
 }
 
 }  // namespace chapter10

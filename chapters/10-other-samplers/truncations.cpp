@@ -12,7 +12,6 @@
 #include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
-#include "decodebook/decoding/sampler.hpp"
 #include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/tokenizer.hpp"
 #include "decodebook/sampling/other_samplers.hpp"
@@ -26,16 +25,10 @@ Vec next_logits(const Session& s, const std::vector<int>& context) {
     return last_position_logits(s.model.forward(context));
 }
 
-std::vector<int> whole_sequence(const DecodeContext& context) {
-    std::vector<int> all(context.prompt.begin(), context.prompt.end());
-    all.insert(all.end(), context.generated.begin(), context.generated.end());
-    return all;
-}
-
-Generation greedy_with(const Session& s, const std::vector<int>& prompt, int max_new_tokens, std::vector<Processor> first) {
+Generation greedy_run(const Session& s, const std::vector<int>& prompt, int max_new_tokens) {
     GenerationConfig c;
     c.max_new_tokens = max_new_tokens;
-    return generate_cached(s.model, s.tokenizer, prompt, c, make_sampler(c, 0, nullptr, std::move(first)));
+    return generate_cached(s.model, s.tokenizer, prompt, c, greedy);
 }
 
 namespace {
