@@ -579,6 +579,8 @@ TEST_CASE("bad words HF test_no_bad_words_dist_processor", "[other_samplers][ch1
     CHECK(isinf_row({0, 1, 3, 1}, bad) == std::vector<bool>{true, true, false, true, false});
     CHECK(isinf_row({0, 1, 0, 1}, bad) == std::vector<bool>{true, true, true, false, false});
     CHECK(isinf_row({0, 1, 3, 1}, {{4}}) == std::vector<bool>(5, false));
+    Vec z = xt::zeros<float>({5});
+    REQUIRE_THROWS_WITH(apply_bad_words(z, std::vector<int>{0}, {{7}}, eos), Catch::Contains("bad_words_ids names token 7"));
 }
 
 TEST_CASE("suppress tokens HF-TF test_suppress_tokens_logits_processor", "[other_samplers][ch10]") {

@@ -485,6 +485,8 @@ void apply_bad_words(xt::xtensor<float, 1>& logits, std::span<const int> sequenc
     std::vector<std::pair<std::vector<int>, float>> bias;
     for (const auto& word : bad_words) {
         if (word.empty()) throw Error("bad_words_ids has an empty entry", "give every bad word at least one token");
+        for (int id : word)
+            if (id < 0 || static_cast<size_t>(id) >= logits.size()) bad_token("bad_words_ids", id, logits.size());
         const bool only_eos = word.size() == 1 && std::find(eos_ids.begin(), eos_ids.end(), word[0]) != eos_ids.end();
         if (!only_eos) bias.emplace_back(word, kRemoved);
     }
