@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
                                         "A computer is");
     info.defaults.max_new_tokens = 64;  // part 3's mirostat runs
     info.csv_columns = "series,x,y,label";
+    info.show_steps = false;  // its runs are tables of their own; part 3's mirostat has no coin-in-CDF step table
     info.lookahead = kScanned - 1;  // part 1 walks kScanned greedy steps: the prompt must leave room, whatever -n is
     const CommandLine opt = parse_command_line(argc, argv, info);
     return run_program([&] {
