@@ -121,7 +121,7 @@ TEST_CASE("typical-p boundary differs between HF and llama.cpp", "[other_sampler
     CHECK(typical_keep(Vec{0.5f, 0.5f, 0.0f}, 1.0) == std::vector<bool>{true, true, false});
 }
 
-TEST_CASE("typical-p rejects a mass outside (0 1]", "[other_samplers][ch10]") {
+TEST_CASE("typical-p rejects a mass outside zero to one", "[other_samplers][ch10]") {
     REQUIRE_THROWS_WITH(typical_keep(Vec{0.5f, 0.5f}, 0.0), Catch::Contains("typical_p = 0 is outside (0, 1]"));
     Vec z{0.0f, 1.0f};
     REQUIRE_THROWS_WITH(apply_typical_p(z, 1.5f), Catch::Contains("pass a typical_p in (0, 1]"));

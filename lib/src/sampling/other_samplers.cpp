@@ -14,7 +14,6 @@
 #include "decodebook/sampling/other_samplers.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -85,9 +84,9 @@ std::vector<int> typical_order(const xt::xtensor<float, 1>& probs, std::vector<d
 // out-of-range float is undefined in C++: x86-64 yields INT_MIN (llama.cpp then keeps 1 token),
 // AArch64 saturates (llama.cpp then keeps all); we take the saturating reading, which is k's meaning.
 size_t mirostat_k(float k, size_t candidates) {
-    if (std::isnan(k)) return 1;
+    if (!(k >= 1.0f)) return 1;  // NaN, or below 1: max(int(k), 1) = 1
     if (k >= static_cast<float>(candidates)) return candidates;
-    return static_cast<size_t>(std::max(static_cast<int>(k), 1));
+    return static_cast<size_t>(k);  // truncation, as int(k)
 }
 
 // Keep `order`'s first n tokens, renormalise with softmax, draw with `coin`, return (token, its

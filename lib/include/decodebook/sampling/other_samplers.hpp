@@ -42,14 +42,17 @@ void apply_typical_p(xt::xtensor<float, 1>& logits, float mass, int min_keep = 1
 
 /// Epsilon sampling (HF EpsilonLogitsWarper): remove tokens with p < epsilon, keeping the min_keep
 /// most likely; epsilon = 0 disables. Introduced in chapter 10.
+/// @throws Error if epsilon is outside [0, 1)
 void apply_epsilon_cutoff(xt::xtensor<float, 1>& logits, float epsilon, int min_keep = 1);
 
 /// Eta sampling's threshold: min(epsilon, sqrt(epsilon) * exp(-H)), H the entropy of `probs` in nats
 /// (HF EtaLogitsWarper). Introduced in chapter 10.
+/// @throws Error if epsilon is outside [0, 1)
 double eta_threshold(const xt::xtensor<float, 1>& probs, double epsilon);
 
 /// Eta sampling: remove tokens with p < eta_threshold, keeping the min_keep most likely;
 /// epsilon = 0 disables. Introduced in chapter 10.
+/// @throws Error if epsilon is outside [0, 1)
 void apply_eta_cutoff(xt::xtensor<float, 1>& logits, float epsilon, int min_keep = 1);
 
 /// Top-n-sigma (llama.cpp): keep the logits >= max - n * sigma, sigma the population standard
@@ -90,6 +93,7 @@ float dry_penalty(int repeat_length, float multiplier, float base, int allowed_l
 /// last `last_n` tokens of `context` (-1: all) by the reverse Z-algorithm, capped at the latest
 /// sequence breaker (`breakers`: token sequences, a head token and the tail that must follow it),
 /// then logit -= dry_penalty. multiplier 0, base < 1 or last_n 0 disable. Introduced in chapter 10.
+/// @throws Error if multiplier or allowed_length is negative, or last_n < -1
 void apply_dry(xt::xtensor<float, 1>& logits, std::span<const int> context, float multiplier, float base,
                int allowed_length, int last_n, const std::vector<std::vector<int>>& breakers);
 
@@ -120,15 +124,18 @@ void apply_dynamic_temperature(xt::xtensor<float, 1>& logits, float temperature,
 // ---------------------------------------------------------------------------- biases (chapter 10)
 
 /// Add a bias to single tokens (llama.cpp and vLLM `logit_bias`). Introduced in chapter 10.
+/// @throws Error if a token id is outside the vocabulary
 void apply_logit_bias(xt::xtensor<float, 1>& logits, const std::vector<std::pair<int, float>>& bias);
 
 /// HF SequenceBiasLogitsProcessor: for each (sequence, bias), add bias to the sequence's last token
 /// when the rest of it ends `sequence` (always, for a sequence of one token). Introduced in chapter 10.
+/// @throws Error if a sequence is empty or names a token outside the vocabulary
 void apply_sequence_bias(xt::xtensor<float, 1>& logits, std::span<const int> sequence,
                          const std::vector<std::pair<std::vector<int>, float>>& bias);
 
 /// HF NoBadWordsLogitsProcessor: ban (-inf) the last token of each bad word whose other tokens end
 /// `sequence`; entries that are only an EOS id are ignored. Introduced in chapter 10.
+/// @throws Error if a bad word is empty or names a token outside the vocabulary
 void apply_bad_words(xt::xtensor<float, 1>& logits, std::span<const int> sequence,
                      const std::vector<std::vector<int>>& bad_words, std::span<const int> eos_ids);
 
