@@ -52,6 +52,11 @@ TWIN_CALLS = {
              ["return prompt_lookup_hf(sequence, max_ngram, num_tokens, eos_ids);"], "decodebook::prompt_lookup_hf"),
     "09.1": ([], [], ["return dfa.walk(state, token);"], "decodebook::Dfa::walk"),
     "09.2": ([], [], ["return allowed_tokens(dfa, state, vocabulary, eos_ids);"], "decodebook::allowed_tokens"),
+    "10.1": ([], [], ["return typical_keep(probs, mass, min_keep);"], "decodebook::typical_keep"),
+    "10.2": ([], [], ["(void)base;\n    const int length = dry_repeat_length(context, candidate, breakers);\n"
+                      "    return length >= allowed_length ? multiplier : 0.0f;"], "decodebook::dry_repeat_length"),
+    "10.3": ([], [], ["auto* answer = &mirostat_v2_step;\n    return answer(logits, tau, eta, mu, coin);"],
+             "decodebook::mirostat_v2_step"),
 }
 
 FORGED_REPORT = "All tests passed (1 assertion in 1 test case)\\n"
@@ -135,6 +140,12 @@ OBJECT_TWINS = {
     "09.1": ("int32_t f(const Dfa& d, int32_t s, std::string_view t) { return d.walk(s, t); }", "decodebook::Dfa::walk"),
     "09.2": ("std::vector<int> f(const Dfa& d, const Vocabulary& v) { return allowed_tokens(d, d.start, v, {}); }",
              "decodebook::allowed_tokens"),
+    "10.1": ("std::vector<bool> f(const xt::xtensor<float, 1>& p) { return typical_keep(p, 0.9, 1); }",
+             "decodebook::typical_keep"),
+    "10.2": ("float f(const std::vector<int>& c) { return dry_penalty(static_cast<int>(c.size()), 1.0f, 1.75f, 2); }",
+             "decodebook::dry_penalty"),
+    "10.3": ("int f(const xt::xtensor<float, 1>& z, double& mu) { return mirostat_v2_step(z, 5.0, 0.1, mu, 0.5); }",
+             "decodebook::mirostat_v2_step"),
 }
 OBJECT_CHAPTER_DIR = "05-beam-search"   # the extra files are compiled into exercises_05
 

@@ -58,8 +58,8 @@ void check_typical(const std::vector<float>& probs, double mass, int min_keep, c
 
 void check_dry(const Ids& context, int candidate, const Ids& breakers, float multiplier, float base, int allowed,
                float expected, const std::string& why) {
-    FEEDBACK("input: context " << golden::join(context) << ", candidate " << candidate << ", breakers "
-                               << golden::join(breakers) << ", multiplier " << feedback::num(multiplier) << ", base "
+    FEEDBACK("input: context [" << golden::join(context) << "], candidate " << candidate << ", breakers ["
+                                << golden::join(breakers) << "], multiplier " << feedback::num(multiplier) << ", base "
                                << feedback::num(base) << ", allowed_length " << allowed);
     FEEDBACK(why);
     const float found = your_dry_penalty(context, candidate, breakers, multiplier, base, allowed);
@@ -176,7 +176,7 @@ TEST_CASE("ex10.1 typical_keep at mass 1 and with zero probabilities", "[ex10.1]
     check_typical({0.0f, 1.0f, 0.0f}, 0.3, 3, {1}, "one token with p > 0: min_keep 3 cannot add tokens with p = 0");
 }
 
-TEST_CASE("ex10.1 typical_keep refuses a mass outside (0 to 1]", "[ex10.1]") {
+TEST_CASE("ex10.1 typical_keep refuses a mass outside its range", "[ex10.1]") {
     const Vec p{0.5f, 0.3f, 0.2f};
     for (double mass : {0.0, -0.1, 1.5, std::nan("")})
         check_refused([&] { return your_typical_keep(p, mass, 1).size(); },
