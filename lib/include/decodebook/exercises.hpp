@@ -187,6 +187,10 @@ std::vector<bool> your_typical_keep(const xt::xtensor<float, 1>& probs, double m
 /// @param context (n) the tokens so far
 /// @param candidate the token that might come next
 /// @param breakers single-token sequence breakers
+/// @param multiplier the penalty's scale (0: off)
+/// @param base the penalty's base (< 1: off)
+/// @param allowed_length repeats shorter than this cost nothing
+/// @return the amount to subtract from the candidate's logit (0: none)
 /// @throws Error when multiplier or allowed_length is negative.
 float your_dry_penalty(const std::vector<int>& context, int candidate, const std::vector<int>& breakers,
                        float multiplier, float base, int allowed_length);
@@ -196,7 +200,10 @@ float your_dry_penalty(const std::vector<int>& context, int candidate, const std
 /// mu -= eta * (-log2 q - tau) with q the chosen token's renormalised probability.
 /// See decodebook::mirostat_v2_step.
 /// @param logits (V) this step's logits
+/// @param tau the target surprise in bits (> 0)
+/// @param eta the learning rate (> 0)
 /// @param mu in-out: the cut-off in bits, updated
+/// @param coin in [0, 1): where the draw falls in the renormalised CDF
 /// @return the token drawn
 /// @throws Error when tau <= 0, eta <= 0 or coin is not in [0, 1).
 int your_mirostat_v2_step(const xt::xtensor<float, 1>& logits, double tau, double eta, double& mu, double coin);

@@ -177,6 +177,7 @@ std::vector<int> dry_suffix_matches(std::span<const int> window, int rep_limit) 
 
 // ------------------------------------------------------------------------- truncation (chapter 10)
 
+// [ch10:typical]
 // HF TypicalLogitsWarper.__call__ and llama.cpp llama_sampler_typical_apply (see the file header).
 std::vector<bool> typical_keep(const xt::xtensor<float, 1>& probs, double mass, int min_keep, TypicalRule rule) {
     if (!(mass > 0.0 && mass <= 1.0)) bad_knob("typical_p", mass, "(0, 1]", "1");
@@ -229,6 +230,7 @@ std::vector<bool> typical_keep(const xt::xtensor<float, 1>& probs, double mass, 
     for (size_t r = 0; r < kept; ++r) keep[static_cast<size_t>(order[r])] = true;
     return keep;
 }
+// [/ch10:typical]
 
 void apply_typical_p(xt::xtensor<float, 1>& logits, float mass, int min_keep, TypicalRule rule) {
     if (!(mass > 0.0f && mass <= 1.0f)) bad_knob("typical_p", mass, "(0, 1]", "1");
@@ -257,6 +259,7 @@ void apply_eta_cutoff(xt::xtensor<float, 1>& logits, float epsilon, int min_keep
     remove_below(logits, probs, static_cast<float>(eta_threshold(probs, epsilon)), min_keep);
 }
 
+// [ch10:top-n-sigma]
 // llama.cpp llama_sampler_top_n_sigma_apply: max, mean and population standard deviation over the
 // finite logits, in float as llama.cpp computes them; then remove logit < max - n * std.
 void apply_top_n_sigma(xt::xtensor<float, 1>& logits, float n) {
@@ -277,11 +280,13 @@ void apply_top_n_sigma(xt::xtensor<float, 1>& logits, float n) {
     for (float& z : logits)
         if (z < max - n * sigma) z = kRemoved;
 }
+// [/ch10:top-n-sigma]
 
 double xtc_coin(uint64_t seed, int step) {
     return Rng(seed ^ splitmix64(0x5854430000000000ull + static_cast<uint64_t>(static_cast<int64_t>(step)))).coin();
 }
 
+// [ch10:xtc]
 // llama.cpp llama_sample_xtc_apply: off when probability <= 0, threshold > 0.5 or fewer than two
 // candidates; otherwise, when the coin is <= probability (llama.cpp returns when `chance >
 // probability`), walk the candidates most likely first; pos_last = the rank of the last one with
@@ -299,9 +304,11 @@ void apply_xtc(xt::xtensor<float, 1>& logits, float probability, float threshold
     if (pos_last == 0 || order.size() - pos_last < static_cast<size_t>(std::max(0, min_keep))) return;
     for (size_t i = 0; i < pos_last; ++i) logits(order[i]) = kRemoved;
 }
+// [/ch10:xtc]
 
 // ------------------------------------------------------------------------------ DRY (chapter 10)
 
+// [ch10:dry-plain]
 // The plain definition (what llama.cpp's apply computes for one candidate, without the Z-algorithm):
 // for every position j (but the last) where `candidate` follows, the length of the longest common
 // suffix of context[0..j] and the whole context, capped at the tokens after the latest breaker;
@@ -327,6 +334,7 @@ int dry_repeat_length(std::span<const int> context, int candidate, std::span<con
     }
     return best;
 }
+// [/ch10:dry-plain]
 
 // llama.cpp step 4: the exponent is clamped so pow(base, exponent) stays finite in float:
 // max_exponent = int(88.7228391f / log(base)) when base > 1.000001 (no clamp otherwise).
@@ -340,6 +348,7 @@ float dry_penalty(int repeat_length, float multiplier, float base, int allowed_l
     return static_cast<float>(multiplier * std::pow(static_cast<double>(base), exponent));
 }
 
+// [ch10:dry]
 // llama.cpp llama_sampler_dry_apply (ported from koboldcpp PR 982): the window is the last last_n
 // tokens (-1: all of them); nothing happens when the window is not longer than allowed_length or
 // when fewer than allowed_length tokens follow the latest breaker. Each token's repeat length is
@@ -371,9 +380,11 @@ void apply_dry(xt::xtensor<float, 1>& logits, std::span<const int> context, floa
         if (!single_token_breaker) logits(token) -= dry_penalty(length, multiplier, base, allowed_length);
     }
 }
+// [/ch10:dry]
 
 // ------------------------------------------------------------------------- adaptive (chapter 10)
 
+// [ch10:mirostat-v2]
 // llama.cpp llama_sampler_mirostat_v2_apply: softmax; the candidates (most likely first) up to the
 // first whose surprise -log2 p exceeds mu, at least one; softmax again over them; draw; the surprise
 // of the update is -log2 of the chosen token's RENORMALISED probability (llama.cpp reads
@@ -389,7 +400,9 @@ int mirostat_v2_step(const xt::xtensor<float, 1>& logits, double tau, double eta
     update_mu(mu, tau, eta, p);
     return token;
 }
+// [/ch10:mirostat-v2]
 
+// [ch10:mirostat-v1]
 // llama.cpp llama_sampler_mirostat_apply, in float as llama.cpp computes it: s_hat from the m - 1
 // ratios of neighbouring probabilities among the top m (sum t_i b_i / sum t_i^2, t_i = ln((i+2)/(i+1)),
 // b_i = ln(p_i / p_{i+1})); epsilon_hat = s_hat - 1; k = (epsilon_hat 2^mu / (1 - V^-epsilon_hat))^(1/s_hat)
@@ -416,7 +429,9 @@ int mirostat_v1_step(const xt::xtensor<float, 1>& logits, double tau, double eta
     update_mu(mu, tau, eta, p);
     return token;
 }
+// [/ch10:mirostat-v1]
 
+// [ch10:dynatemp]
 // llama.cpp llama_sampler_temp_ext_apply. range > 0: with at most one candidate nothing changes
 // (not even the base temperature); otherwise T_dyn from the normalised entropy of the candidates,
 // then the logits are divided by T_dyn, so their softmax is the distribution llama.cpp recomputes.
@@ -444,6 +459,7 @@ void apply_dynamic_temperature(xt::xtensor<float, 1>& logits, float temperature,
     }
     apply_temperature(logits, t);
 }
+// [/ch10:dynatemp]
 
 // ---------------------------------------------------------------------------- biases (chapter 10)
 
@@ -455,6 +471,7 @@ void apply_logit_bias(xt::xtensor<float, 1>& logits, const std::vector<std::pair
     }
 }
 
+// [ch10:sequence-bias]
 // HF SequenceBiasLogitsProcessor: the list becomes a dict (a sequence named twice keeps its last
 // bias); a sequence of one token always adds its bias; a longer one adds its bias to its last
 // token when its other tokens end `sequence`, and is skipped while it is longer than `sequence`
@@ -476,6 +493,7 @@ void apply_sequence_bias(xt::xtensor<float, 1>& logits, std::span<const int> seq
     }
     logits += add;
 }
+// [/ch10:sequence-bias]
 
 // HF NoBadWordsLogitsProcessor: drop the entries that are exactly [eos] for some EOS id, then a
 // sequence bias of -inf for every other entry (so the same length rule applies).

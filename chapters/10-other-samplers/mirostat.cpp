@@ -1,0 +1,101 @@
+// Chapter 10, part 3: mirostat 2.0 on a sampled run. Each step keeps the tokens whose surprise
+// -log2 p is at most mu, draws one, and moves mu by eta times the gap between the surprise it
+// got and the target tau: mu over the run, and the surprise held near tau.
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "chapter10.hpp"
+#include "decodebook/base/rng.hpp"
+#include "decodebook/course/terminal.hpp"
+#include "decodebook/decoding/cached_loops.hpp"
+#include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/sampler.hpp"
+#include "decodebook/model/gpt2.hpp"
+#include "decodebook/model/tokenizer.hpp"
+#include "decodebook/sampling/other_samplers.hpp"
+#include "decodebook/sampling/sampling.hpp"
+
+using namespace decodebook;
+
+namespace chapter10 {
+namespace {
+
+// What one mirostat step saw: mu before it, the chosen token's surprise in bits (under the
+// distribution mirostat drew from, and under the model's whole distribution).
+struct MiroStep {
+    double mu = 0, surprise = 0, raw_surprise = 0;
+    int kept = 0;
+};
+
+// A run of mirostat 2.0 written out: coin i of Rng(seed) for token i, mu from 2 tau, one
+// mirostat_v2_step per token (T = 1, so the logits go in as the model gave them).
+std::vector<MiroStep> run_mirostat(const Session& s, double tau, double eta, Generation& out) {
+    std::vector<MiroStep> steps;
+    Rng rng(s.config.seed);
+    double mu = 2 * tau;
+    const Sampler mirostat = [&](const Vec& logits, const DecodeContext&) {
+        MiroStep step{mu, 0, 0, 0};
+        const Vec p = softmax(logits);
+        for (size_t i = 0; i < p.size(); ++i) step.kept += -std::log2(static_cast<double>(p(i))) <= mu;
+        const int id = mirostat_v2_step(logits, tau, eta, mu, rng.coin());
+        step.surprise = tau + (step.mu - mu) / eta;  // mu' = mu - eta (surprise - tau)
+        step.raw_surprise = -std::log2(static_cast<double>(p(static_cast<size_t>(id))));
+        steps.push_back(step);
+        return id;
+    };
+    GenerationConfig c;
+    c.max_new_tokens = s.config.max_new_tokens;
+    c.do_sample = true;
+    out = generate_cached(s.model, s.tokenizer, s.prompt, c, mirostat);
+    return steps;
+}
+
+// The same run through the library's chain: --mirostat 2 --order llama.cpp.
+std::vector<int> library_run(const Session& s, double tau, double eta) {
+    GenerationConfig c;
+    c.max_new_tokens = s.config.max_new_tokens;
+    c.do_sample = true;
+    c.order = ChainOrder::LlamaCpp;
+    c.mirostat = 2;
+    c.mirostat_tau = static_cast<float>(tau);
+    c.mirostat_eta = static_cast<float>(eta);
+    return generate_cached(s.model, s.tokenizer, s.prompt, c, make_sampler(c, s.config.seed)).ids;
+}
+
+void one_tau(const Session& s, double tau, double eta, CsvRows& csv) {
+    Generation g;
+    const std::vector<MiroStep> steps = run_mirostat(s, tau, eta, g);
+    const std::string series = "tau " + std::to_string(tau).substr(0, 3);
+    std::printf("  tau %.1f bits, eta %.2f (mu starts at 2 tau = %.1f):\n  %s%s\n", tau, eta, 2 * tau,
+                s.tokenizer.decode(s.prompt).c_str(), g.text.c_str());
+    std::printf("  %5s %7s %6s %10s %13s\n", "step", "mu", "kept", "surprise", "under the model");
+    double sum = 0, sum_late = 0;
+    int late = 0;
+    for (size_t i = 0; i < steps.size(); ++i) {
+        const MiroStep& st = steps[i];
+        if (i < 4 || i % 8 == 0 || i + 1 == steps.size())
+            std::printf("  %5zu %7.3f %6d %10.3f %13.3f\n", i, st.mu, st.kept, st.surprise, st.raw_surprise);
+        csv.push_back({series + " mu", static_cast<double>(i), st.mu, ""});
+        csv.push_back({series + " surprise", static_cast<double>(i), st.surprise, ""});
+        sum += st.surprise;
+        if (2 * i >= steps.size()) sum_late += st.surprise, ++late;
+    }
+    std::printf("  mean surprise %.2f bits over all %zu steps, %.2f over the second half (tau %.1f)\n",
+                sum / static_cast<double>(steps.size()), steps.size(), late ? sum_late / late : 0.0, tau);
+    const bool same = library_run(s, tau, eta) == g.ids;
+    std::printf("  make_sampler with --mirostat 2 --order llama.cpp, seed %llu: %s\n",
+                static_cast<unsigned long long>(s.config.seed), same ? "the same tokens" : "DIFFERENT tokens");
+}
+
+}  // namespace
+
+void mirostat_run(const Session& s, CsvRows& csv) {
+    const double eta = s.config.mirostat_eta;
+    one_tau(s, s.config.mirostat_tau, eta, csv);
+    std::printf("\n");
+    one_tau(s, 3.0, eta, csv);
+}
+
+}  // namespace chapter10
