@@ -286,6 +286,10 @@ CASES = [
          r"^error: --part is 'foo'$", fix=r"^  fix: pass --part all, --part model or --part mask$"),
     Case("14 bench --mask-documents 0", 14, "decodebook-bench", ["--part", "mask", "--mask-documents", "0"], 2,
          r"^error: --mask-documents = 0 is invalid: it must be a whole number in \[1, 1000\]$"),
+    Case("14 chapter-08 refuses --mirostat before any output", 14, "chapter-08", ["--order", "llama.cpp", "--mirostat", "2"], 2,
+         r"^error: mirostat = 2 in chapter 08: verifying drafts would have to roll mirostat's mu back, which it cannot$"),
+    Case("14 chapter-09 refuses --mirostat before any output", 14, "chapter-09", ["--order", "llama.cpp", "--mirostat", "2"], 2,
+         r"^error: mirostat = 2 in chapter 09: its parts decode greedily as well as by sampling"),
     Case("14 chapter-09 --samples 3", 14, "chapter-09", ["--samples", "3"], 2,
          r"^error: --samples = 3 is invalid: it must be a whole number in \[8, 10000\]$"),
 ]
@@ -314,7 +318,7 @@ CHAPTER10_BAD = [
      r"^error: epsilon_cutoff = 0.001 is hf's sampler, and --order is vllm", r"^  fix: add --order hf, or drop --epsilon-cutoff$"),
     ("--mirostat 2 with --top-k 40", ["--mirostat", "2", "--top-k", "40", "--order", "llama.cpp"],
      r"^error: top_k = 40 has no effect with mirostat = 2 \(llama.cpp's mirostat chain is logit_bias -> temperature -> "
-     r"mirostat: refused rather than ignored\)$", r"^  fix: drop --top-k, or --mirostat$"),
+     r"mirostat: refused rather than ignored\)$", r"^  fix: drop --top-k \(or pass --top-k 0\), or drop --mirostat$"),
     ("--dry-sequence-breakers with an unknown escape", ["--dry-sequence-breakers", "\\q"],
      r"^error: dry_sequence_breakers = \\q has the unknown escape \\q", None),
 ]

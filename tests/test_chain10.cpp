@@ -220,7 +220,7 @@ TEST_CASE("mirostat is refused with what its chain would ignore and with beams o
         std::string problem, fix;
     };
     const Case cases[] = {
-        {[](GenerationConfig& c) { c.top_k = 40; }, "top_k = 40 has no effect with mirostat = 2", "drop --top-k, or --mirostat"},
+        {[](GenerationConfig& c) { c.top_k = 40; }, "top_k = 40 has no effect with mirostat = 2", "drop --top-k (or pass --top-k 0), or drop --mirostat"},
         {[](GenerationConfig& c) { c.top_p = 0.9f; }, "top_p = 0.9 has no effect with mirostat = 2", "drop --top-p"},
         {[](GenerationConfig& c) { c.min_p = 0.1f; }, "min_p = 0.1 has no effect", "drop --min-p"},
         {[](GenerationConfig& c) { c.typical_p = 0.5f; }, "typical_p = 0.5 has no effect", "drop --typical-p"},

@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
             GenerationConfig c = config;
             c.do_sample = true;
             c.temperature = t;
+            if (t == 0.0f) c.mirostat = 0;  // T = 0 is greedy: mirostat (chapter 10) has nothing to draw from
             char label[32];
             std::snprintf(label, sizeof label, "T = %.1f", t);
             seeded_run(model, tok, prompt, c, t == 0.0f ? "T = 0" : label);

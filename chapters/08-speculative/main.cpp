@@ -42,6 +42,10 @@ int main(int argc, char** argv) {
     info.csv_columns = "series,x,y";
     const CommandLine opt = parse_command_line(argc, argv, info);
     return run_program([&] {
+        if (opt.config.mirostat != 0)  // refused before any output: every part verifies drafts
+            throw UsageError("mirostat = " + std::to_string(opt.config.mirostat) +
+                                 " in chapter 08: verifying drafts would have to roll mirostat's mu back, which it cannot",
+                             "drop --mirostat here; chapter 10 and decodebook-generate run it");
         Session target = open_session(opt);
         std::optional<Gpt2> draft = open_assistant(opt, target);
         if (!draft)

@@ -52,6 +52,10 @@ int main(int argc, char** argv) {
         return 2;
     }
     return run_program([&] {
+        if (opt.config.mirostat != 0)  // refused before any output: some parts decode greedily
+            throw UsageError("mirostat = " + std::to_string(opt.config.mirostat) +
+                                 " in chapter 09: its parts decode greedily as well as by sampling, and mirostat has no greedy mode",
+                             "drop --mirostat here; chapter 10 and decodebook-generate run it (a constraint too)");
         const Session session = open_session(opt);
         CsvRows csv;
 

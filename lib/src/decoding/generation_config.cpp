@@ -807,24 +807,26 @@ void check_mirostat(const GenerationConfig& c) {
     struct Ignored {
         const char* name;
         bool on;
+        const char* off;  // the value that turns it off (a program's own default may have turned it on)
     };
     const Ignored ignored[] = {
-        {"top_k", c.top_k > 0}, {"top_p", c.top_p < 1}, {"min_p", c.min_p > 0}, {"typical_p", c.typical_p < 1},
-        {"top_n_sigma", c.top_n_sigma > 0}, {"xtc_probability", c.xtc_probability > 0},
-        {"dry_multiplier", c.dry_multiplier > 0}, {"repetition_penalty", c.repetition_penalty != 1},
-        {"presence_penalty", c.presence_penalty != 0}, {"frequency_penalty", c.frequency_penalty != 0},
-        {"no_repeat_ngram_size", c.no_repeat_ngram_size > 0}, {"dynatemp_range", c.dynatemp_range > 0},
+        {"top_k", c.top_k > 0, "0"}, {"top_p", c.top_p < 1, "1"}, {"min_p", c.min_p > 0, "0"},
+        {"typical_p", c.typical_p < 1, "1"}, {"top_n_sigma", c.top_n_sigma > 0, "-1"},
+        {"xtc_probability", c.xtc_probability > 0, "0"}, {"dry_multiplier", c.dry_multiplier > 0, "0"},
+        {"repetition_penalty", c.repetition_penalty != 1, "1"}, {"presence_penalty", c.presence_penalty != 0, "0"},
+        {"frequency_penalty", c.frequency_penalty != 0, "0"}, {"no_repeat_ngram_size", c.no_repeat_ngram_size > 0, "0"},
+        {"dynatemp_range", c.dynatemp_range > 0, "0"},
     };
     for (const Ignored& i : ignored) {
         if (!i.on) continue;
         const Knob& k = find_knob(i.name);
         throw Error(std::string(i.name) + " = " + k.get(c) + " has no effect with " + m + chain,
-                    "drop --" + k.flag + ", or --mirostat");
+                    "drop --" + k.flag + " (or pass --" + k.flag + " " + i.off + "), or drop --mirostat");
     }
     if (c.num_beams > 1)
         throw Error(m + " with beam search (num_beams " + std::to_string(c.num_beams) +
                         ") is not offered: mirostat draws one token per step and keeps mu",
-                    "drop --num-beams, or --mirostat");
+                    "drop --num-beams (or pass --num-beams 1), or drop --mirostat");
     if (c.prompt_lookup_num_tokens > 0)
         throw Error(m + " with speculative decoding (prompt_lookup_num_tokens " +
                         std::to_string(c.prompt_lookup_num_tokens) +
