@@ -95,8 +95,10 @@ void dry_against_repetition(const Session& s) {
     for (int id : top_ids(softmax(z), 8)) {
         const size_t i = static_cast<size_t>(id);
         const long seen = std::count(context.begin(), context.end(), id);
-        std::printf("  %-14s %5ld %8.3f %+14.3f %7d %+10.3f\n", visible_token(s.tokenizer.token_bytes(id)).c_str(), seen, z(i),
-                    by_rep(i) - z(i), dry_repeat_length(context, id, single_breakers), by_dry(i) - z(i));
+        const int repeat = dry_repeat_length(context, id, single_breakers);  // -1: it never follows in the context
+        const std::string shown = repeat < 0 ? "-" : std::to_string(repeat);
+        std::printf("  %-14s %5ld %8.3f %+14.3f %7s %+10.3f\n", visible_token(s.tokenizer.token_bytes(id)).c_str(), seen, z(i),
+                    by_rep(i) - z(i), shown.c_str(), by_dry(i) - z(i));
     }
     int lowered_by_rep = 0, lowered_by_dry = 0;
     for (size_t i = 0; i < z.size(); ++i) {
@@ -104,7 +106,8 @@ void dry_against_repetition(const Session& s) {
         lowered_by_dry += by_dry(i) < z(i);
     }
     std::printf("  over the whole vocabulary the repetition penalty lowers %d tokens (every token seen), DRY %d\n"
-                "  (the tokens that would extend a repeat of %d or more; \"repeat\" is that length, dry_repeat_length)\n",
+                "  (the tokens that would extend a repeat of %d or more; \"repeat\" is that length, dry_repeat_length;\n"
+                "   - where no repeat can end with the token: a breaker, or a token the context never continued with)\n",
                 lowered_by_rep, lowered_by_dry, kDryAllowed);
 
     std::printf("  the same greedy run with each:\n");
