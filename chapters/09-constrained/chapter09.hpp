@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "decodebook/course/csv.hpp"
 #include "decodebook/course/cli.hpp"
 #include "decodebook/decoding/constraint.hpp"
 #include "decodebook/decoding/generate.hpp"
@@ -43,12 +44,8 @@ std::shared_ptr<decodebook::Constraint> constraint_for(const decodebook::Session
 std::string text_of(const decodebook::Tokenizer& tok, const std::vector<int>& ids);
 
 // One row of --csv FILE (columns series,x,y,label).
-struct CsvRow {
-    std::string series;
-    double x = 0, y = 0;
-    std::string label;
-};
-using CsvRows = std::vector<CsvRow>;
+using CsvRow = decodebook::LabelledRow;
+using CsvRows = decodebook::LabelledRows;
 
 // Part 1: the regex compiled stage by stage, its DFA printed as a table (and written to the CSV).
 void draw_dfa(const std::string& pattern, CsvRows& csv);

@@ -25,17 +25,6 @@
 using namespace decodebook;
 using namespace chapter09;
 
-namespace {
-
-void write_csv(const std::string& path, const std::string& columns, const CsvRows& rows) {
-    CsvFile file(path, columns);
-    for (const CsvRow& r : rows)
-        file.out() << r.series << ',' << r.x << ',' << r.y << ',' << csv_quoted(r.label) << '\n';
-    file.close();
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
     ProgramInfo info = sampling_chapter("chapter-09", "Constrained decoding: a regex or a JSON schema as a mask on every step.",
                                         "It happened on");
@@ -75,7 +64,7 @@ int main(int argc, char** argv) {
         naive_against_index(session, run);
 
         if (!opt.csv.empty()) {
-            write_csv(opt.csv, info.csv_columns, csv);
+            write_labelled_csv(opt.csv, info.csv_columns, csv);
             std::printf("\n(wrote part 1's DFA, part 2's allowed counts, part 3's log-probabilities and part 4's lengths to %s)\n",
                         opt.csv.c_str());
         }

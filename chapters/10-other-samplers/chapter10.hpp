@@ -7,6 +7,7 @@
 
 #include <xtensor/xtensor.hpp>
 
+#include "decodebook/course/csv.hpp"
 #include "decodebook/course/cli.hpp"
 #include "decodebook/decoding/generate.hpp"
 
@@ -22,12 +23,8 @@ inline constexpr const char* kLoopPrompt = "The best way to";
 inline constexpr int kLoopTokens = 128;
 
 // One row of --csv FILE (columns series,x,y,label).
-struct CsvRow {
-    std::string series;
-    double x = 0, y = 0;
-    std::string label;
-};
-using CsvRows = std::vector<CsvRow>;
+using CsvRow = decodebook::LabelledRow;
+using CsvRows = decodebook::LabelledRows;
 
 // The logits after `context` (V).
 Vec next_logits(const decodebook::Session& s, const std::vector<int>& context);

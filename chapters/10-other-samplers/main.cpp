@@ -23,17 +23,6 @@
 using namespace decodebook;
 using namespace chapter10;
 
-namespace {
-
-void write_csv(const std::string& path, const std::string& columns, const CsvRows& rows) {
-    CsvFile file(path, columns);
-    for (const CsvRow& r : rows)
-        file.out() << r.series << ',' << r.x << ',' << r.y << ',' << csv_quoted(r.label) << '\n';
-    file.close();
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
     ProgramInfo info = sampling_chapter("chapter-10", "The field's other samplers: typical-p, epsilon, eta, top-n-sigma, XTC, DRY, mirostat, biases.",
                                         "A computer is");
@@ -60,7 +49,7 @@ int main(int argc, char** argv) {
         biases_demo(session);
 
         if (!opt.csv.empty()) {
-            write_csv(opt.csv, info.csv_columns, csv);
+            write_labelled_csv(opt.csv, info.csv_columns, csv);
             std::printf("\n(wrote part 1's kept counts and masses and part 3's mu and surprise per step to %s)\n", opt.csv.c_str());
         }
         std::printf("\nYour exercises (./grade 10 grades them):\n");

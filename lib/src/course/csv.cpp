@@ -27,4 +27,10 @@ void write_series_csv(const std::string& path, const std::string& columns, const
     csv.close();
 }
 
+void write_labelled_csv(const std::string& path, const std::string& columns, const LabelledRows& rows) {
+    CsvFile csv(path, columns);
+    for (const LabelledRow& r : rows) csv.out() << r.series << ',' << r.x << ',' << r.y << ',' << csv_quoted(r.label) << '\n';
+    csv.close();
+}
+
 }  // namespace decodebook

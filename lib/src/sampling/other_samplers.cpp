@@ -23,17 +23,13 @@
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
 #include "decodebook/sampling/sampling.hpp"
+#include "removal.hpp"
 
 namespace decodebook {
 namespace {
 
-constexpr float kRemoved = -std::numeric_limits<float>::infinity();
-
-// Remove (set to -inf) every token whose `keep` flag is false.
-void remove_unkept(xt::xtensor<float, 1>& logits, const std::vector<bool>& keep) {
-    for (size_t i = 0; i < logits.size(); ++i)
-        if (!keep[i]) logits(i) = kRemoved;
-}
+using removal::kRemoved;
+using removal::remove_unkept;
 
 // "error: typical_p = 1.5 is outside (0, 1]" with the fix.
 [[noreturn]] void bad_knob(const char* name, double value, const char* range, const char* off) {

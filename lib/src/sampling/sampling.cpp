@@ -12,17 +12,13 @@
 #include <set>
 
 #include "decodebook/base/error.hpp"
+#include "removal.hpp"
 
 namespace decodebook {
 namespace {
 
-constexpr float kRemoved = -std::numeric_limits<float>::infinity();
-
-// Remove (set to -inf) every token whose `keep` flag is false.
-void remove_unkept(xt::xtensor<float, 1>& logits, const std::vector<bool>& keep) {
-    for (size_t i = 0; i < logits.size(); ++i)
-        if (!keep[i]) logits(i) = kRemoved;
-}
+using removal::kRemoved;
+using removal::remove_unkept;
 
 // "error: top_p = 1.05 is outside [0, 1]" with the fix: for the range checks of top-p and min-p.
 [[noreturn]] void outside_unit_range(const char* name, double value, const char* off) {

@@ -34,6 +34,22 @@ using SeriesRows = std::vector<std::pair<std::string, std::pair<double, double>>
 /// @throws Error when the file cannot be created or written.
 void write_series_csv(const std::string& path, const std::string& columns, const SeriesRows& rows);
 
+/// One labelled point of a plot, as chapters 09 and 10 collect them for `--csv` (columns
+/// series,x,y,label). Introduced in chapter 09.
+struct LabelledRow {
+    std::string series;  ///< the plot's series
+    double x = 0;        ///< its x
+    double y = 0;        ///< its y
+    std::string label;   ///< text shown beside the point (quoted in the file)
+};
+/// A plot's labelled points. Introduced in chapter 09.
+using LabelledRows = std::vector<LabelledRow>;
+
+/// Write `rows` to `path` under the header `columns` ("series,x,y,label"), the label quoted.
+/// Introduced in chapter 09.
+/// @throws Error when the file cannot be created or written.
+void write_labelled_csv(const std::string& path, const std::string& columns, const LabelledRows& rows);
+
 /// A CSV field: the text in double quotes, inner quotes doubled. Introduced in chapter 02.
 std::string csv_quoted(const std::string& text);
 
