@@ -85,3 +85,18 @@ std::string refusal(Call&& call) {
         feedback_text_ << message;                 \
         return feedback_text_.str();               \
     }()))
+
+namespace feedback {
+
+// The call must throw decodebook::Error (any other exception reaches Catch2, which prints it); a
+// failure prints the input, why it must be refused, and what the call did instead.
+template <class Call>
+void check_refused(Call&& call, const std::string& input, const std::string& why) {
+    FEEDBACK("input: " << input);
+    FEEDBACK(why);
+    const std::string found = refusal(call);
+    FEEDBACK("expected: decodebook::Error\nfound:    " << found);
+    CHECK(found == "decodebook::Error");
+}
+
+}  // namespace feedback

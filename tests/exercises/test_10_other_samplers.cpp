@@ -30,15 +30,7 @@ std::string floats(const std::vector<float>& values) {
     return s + "]";
 }
 
-// The call must throw decodebook::Error (any other exception reaches Catch2, which prints it).
-template <class Call>
-void check_refused(Call&& call, const std::string& input, const std::string& why) {
-    FEEDBACK("input: " << input);
-    FEEDBACK(why);
-    const std::string found = feedback::refusal(call);
-    FEEDBACK("expected: decodebook::Error\nfound:    " << found);
-    CHECK(found == "decodebook::Error");
-}
+using feedback::check_refused;
 
 // ------------------------------------------------------------------------------------------ 10.1
 
