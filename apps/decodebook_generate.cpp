@@ -52,12 +52,12 @@ void run(const Session& session, const Gpt2* draft, GenerationConfig config, con
     check_request(session.model.config(), ids, config);  // config, prompt and EOS ids, before any output
     if (display.show_chain) std::cout << "chain: " << LogitsChain(config).describe() << "\n";
     if (config.num_beams > 1 && (draft || config.prompt_lookup_num_tokens > 0)) {
-        throw Error("speculative decoding with beam search is not offered (nor in HF: assisted generation is greedy or "
+        throw UsageError("speculative decoding with beam search is not offered (nor in HF: assisted generation is greedy or "
                     "sampling)",
                     "drop --num-beams, or --assistant-model and --prompt-lookup-num-tokens");
     }
     if (config.num_beams > 1 && display.show_steps) {
-        throw Error("--show-steps shows one sequence's steps; beam search keeps " + std::to_string(config.num_beams) +
+        throw UsageError("--show-steps shows one sequence's steps; beam search keeps " + std::to_string(config.num_beams) +
                         " at once",
                     "drop --show-steps (chapter-05 draws beams as a tree), or --num-beams");
     }
