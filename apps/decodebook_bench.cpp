@@ -7,7 +7,8 @@
 // On a GPT-2-124M-shaped model with random weights (written by the library's write_random_gpt2,
 // as decodebook-random-model --gpt2-small does, into DIR when it is not there yet):
 //   decode tokens/s (128 new tokens) on 1 and 2 threads, each beside the machine's read bandwidth
-//   measured in the same rounds, and the decode roofline; prefill tokens/s of a 128-token prompt with
+//   measured in the same rounds, and the decode roofline, the clone each kernel runs and matvec's and
+//   the lm_head's read rates as shares of the plain read (issue 24); prefill tokens/s of a 128-token prompt with
 //   each BLAS library (--blas-list: the linked OpenBLAS, Debian's BLIS); cached vs naive for 200 new
 //   tokens; peak memory; then the cached vs naive ratio on the embedded model; then (chapter 08)
 //   the cost of one decode call verifying k = 1..8 drafted tokens against one decode step on the
@@ -43,6 +44,7 @@
 #include "decodebook/model/kernels.hpp"
 #include "decodebook/model/kv_cache.hpp"
 #include "decodebook/model/roofline.hpp"
+#include "decodebook/model/weights.hpp"
 
 #include "bench_mask.hpp"
 
@@ -91,6 +93,37 @@ double decode_seconds_per_token(const Gpt2& model, int new_tokens, int repeats) 
             token = argmax_row(cache, 0);
         }
         best = std::min(best, seconds_since(start) / (new_tokens - 1));
+    }
+    return best;
+}
+
+// The weights' read rate of decode's two kinds of product, in bytes of weights per second, on
+// matrices of the model's shapes (random weights make no difference to a product's speed): the
+// blocks' matvec over 4 layers' four matrices (C x 3C, C x C, C x 4C, 4C x C: more than the
+// caches hold, so each pass reads memory as a decode step does) and the lm_head's
+// matvec_transposed over wte (V x C). Best of `repeats` passes each, on num_threads() threads.
+struct KernelRates {
+    double matvec = 0, lm_head = 0;
+};
+
+KernelRates kernel_read_rates(const ModelConfig& mc, int repeats) {
+    const size_t C = static_cast<size_t>(mc.n_embd), V = static_cast<size_t>(mc.vocab_size), layers = 4;
+    const std::pair<size_t, size_t> shapes[] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}};  // (in, out)
+    std::vector<float, WeightAllocator<float>> blocks(layers * 12 * C * C, 0.01f), wte(V * C, 0.01f);
+    std::vector<float> x(4 * C, 0.5f), y(std::max(4 * C, V)), partial(4 * C);
+    KernelRates best;
+    for (int r = 0; r < repeats; ++r) {
+        auto start = Clock::now();
+        const float* W = blocks.data();
+        for (size_t l = 0; l < layers; ++l)
+            for (const auto& [in, out] : shapes) {
+                matvec(x.data(), 1, W, nullptr, in, out, y.data(), partial.data());
+                W += in * out;
+            }
+        best.matvec = std::max(best.matvec, static_cast<double>(blocks.size() * sizeof(float)) / seconds_since(start));
+        start = Clock::now();
+        matvec_transposed(x.data(), 1, wte.data(), V, C, y.data());
+        best.lm_head = std::max(best.lm_head, static_cast<double>(wte.size() * sizeof(float)) / seconds_since(start));
     }
     return best;
 }
@@ -233,7 +266,7 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
     // 88). The figures are those of the round with the fastest decode (other work only ever
     // slows a measurement down), against the higher of that round's two bandwidth readings.
     std::vector<double> decode_tps(static_cast<size_t>(max_threads), 0.0), bandwidth(decode_tps),
-        bandwidth_highest(decode_tps);
+        bandwidth_highest(decode_tps), matvec_rate(decode_tps), lm_head_rate(decode_tps);
     // peak memory of loading, one prefill and a decode run, before the bandwidth measurement's buffer
     prefill_seconds(model, static_cast<size_t>(prefill_tokens), 1);
     decode_seconds_per_token(model, decode_tokens, 1);
@@ -244,6 +277,9 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
             const double before = measure_read_bandwidth(size_t{1} << 29, t, 2);
             const double tps = 1.0 / decode_seconds_per_token(model, decode_tokens, 1);
             const double read = std::max(before, measure_read_bandwidth(size_t{1} << 29, t, 2));
+            const KernelRates rates = kernel_read_rates(mc, 3);
+            matvec_rate[t - 1] = std::max(matvec_rate[t - 1], rates.matvec);
+            lm_head_rate[t - 1] = std::max(lm_head_rate[t - 1], rates.lm_head);
             bandwidth_highest[t - 1] = std::max(bandwidth_highest[t - 1], read);
             if (tps > decode_tps[t - 1]) {
                 decode_tps[t - 1] = tps;
@@ -279,7 +315,14 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
 
     std::cout << "\nmachine\n";
     row("BLAS linked (prefill's GEMM by default)", blas_description());
-    row("decode kernels compiled for", kernel_target());
+    // the clone each decode kernel runs: matvec takes its hand-written AVX-512 version where the
+    // processor has it, else its clones (lib/src/model/kernels/matvec.cpp, matvec_columns); the
+    // lm_head (dot_rows), attention and the roofline's read run their clones
+    const std::string target = kernel_target();
+    const std::string matvec_runs = target.rfind("x86-64-v4", 0) == 0 ? "x86-64-v4 (AVX-512, hand-written)" : target;
+    row("decode kernels compiled for", target);
+    row("  matvec (the blocks) runs", matvec_runs);
+    row("  lm_head, attention, the bandwidth read run", target);
     for (int t = 1; t <= max_threads; ++t)
         row(("read bandwidth, " + std::to_string(t) + " thread(s)").c_str(), fixed(bandwidth[t - 1] / 1e9, 1, "GB/s"),
             "highest in the run: " + fixed(bandwidth_highest[t - 1] / 1e9, 1, "GB/s"));
@@ -293,11 +336,18 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
             percent_of(decode_tps[t - 1], roof, "roofline"));
         if (decode_tps[t - 1] > roof)
             std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
+        // each kernel's fastest read rate against the highest plain read of the run: no flattery
+        row(("  matvec reads, " + std::to_string(t) + " thread(s)").c_str(), fixed(matvec_rate[t - 1] / 1e9, 1, "GB/s"),
+            percent_of(matvec_rate[t - 1], bandwidth_highest[t - 1], "the plain read"));
+        row(("  lm_head reads, " + std::to_string(t) + " thread(s)").c_str(), fixed(lm_head_rate[t - 1] / 1e9, 1, "GB/s"),
+            percent_of(lm_head_rate[t - 1], bandwidth_highest[t - 1], "the plain read"));
         report["decode"].push_back({{"threads", t},
                                     {"tokens_per_s", decode_tps[t - 1]},
                                     {"roofline_tokens_per_s", roof},
                                     {"read_bandwidth_bytes_per_s", bandwidth[t - 1]},
-                                    {"read_bandwidth_highest_bytes_per_s", bandwidth_highest[t - 1]}});
+                                    {"read_bandwidth_highest_bytes_per_s", bandwidth_highest[t - 1]},
+                                    {"matvec_read_bytes_per_s", matvec_rate[t - 1]},
+                                    {"lm_head_read_bytes_per_s", lm_head_rate[t - 1]}});
     }
     // 2 flops per weight per prompt token in the blocks; the lm_head (V x C) runs for the last one only
     const double lm_head = static_cast<double>(mc.vocab_size) * mc.n_embd;
@@ -326,7 +376,8 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
     report["prefill"] = {{"tokens", prefill_tokens}, {"tokens_per_s", prefill_tps}, {"blas", prefill_runs.front().description}};
     report["memory"] = {{"peak_rss_bytes", peak}, {"rss_before_load_bytes", rss_before},
                         {"weights_bytes", weight_bytes}, {"cache_bytes", cache_bytes}};
-    report["kernels"] = kernel_target();
+    report["kernels"] = target;
+    report["matvec_kernel"] = matvec_runs;
 
     // 3. cached vs naive, on this model and on the embedded one
     if (naive_tokens > 0) {

@@ -4,6 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <fstream>
+#include <initializer_list>
+#include <string>
 #include <limits>
 #include <random>
 
@@ -515,6 +518,62 @@ TEST_CASE("weights of 2 MiB or more start on a 2 MiB boundary and hold what is w
     TensorMap m;
     m.emplace("t", std::move(a));
     CHECK(m.at("t").data() == data);
+}
+
+namespace {
+
+// The flags of /proc/cpuinfo's first processor (Linux's own reading of CPUID), each between
+// spaces; empty where there is no /proc/cpuinfo.
+std::string cpuinfo_flags() {
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("flags", 0) == 0) return " " + line.substr(line.find(':') + 1) + " ";
+    return "";
+}
+
+bool has_all(const std::string& flags, std::initializer_list<const char*> wanted) {
+    for (const char* f : wanted)
+        if (flags.find(" " + std::string(f) + " ") == std::string::npos) return false;
+    return true;
+}
+
+}  // namespace
+
+TEST_CASE("the kernels run the clone the processor's features choose", "[kv][kernels]") {
+    // issue 24: the roofline and the kernels are judged per clone, so the clone the loader chose
+    // (kernel_target: a function in the kernels' three versions names the one it runs) must be
+    // the highest level the processor reaches. The levels are the x86-64 psABI's, read here in
+    // Linux's flag names: v2 (cx16 lahf_lm popcnt pni = SSE3, sse4_1 sse4_2 ssse3), v3 adds avx
+    // avx2 bmi1 bmi2 f16c fma abm (LZCNT) movbe xsave, v4 adds avx512f avx512bw avx512cd
+    // avx512dq avx512vl.
+    const std::string target = kernel_target();
+#if defined(__clang__)
+    CHECK(target == "x86-64 (SSE2)");  // no clones under clang (the fuzzing build)
+#else
+    __builtin_cpu_init();
+    const bool v3 = __builtin_cpu_supports("x86-64-v3"), v4 = __builtin_cpu_supports("x86-64-v4");
+    const std::string by_gcc = v4 ? "x86-64-v4 (AVX-512)" : v3 ? "x86-64-v3 (AVX2, FMA)" : "x86-64 (SSE2)";
+    CHECK(target == by_gcc);
+    // a second reading of the features, not GCC's: the kernel's list of them
+    const std::string flags = cpuinfo_flags();
+    if (!flags.empty()) {
+        const bool l2 = has_all(flags, {"cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3"});
+        const bool l3 = l2 && has_all(flags, {"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"});
+        const bool l4 = l3 && has_all(flags, {"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"});
+        const std::string by_linux = l4 ? "x86-64-v4 (AVX-512)" : l3 ? "x86-64-v3 (AVX2, FMA)" : "x86-64 (SSE2)";
+        INFO("/proc/cpuinfo flags:" << flags);
+        CHECK(target == by_linux);
+    }
+#endif
+}
+
+TEST_CASE("measure_read_bandwidth reads a positive finite rate and refuses bad counts", "[kv]") {
+    // 1 MiB + 3 floats: a tail no stream covers (the rate itself is the machine's: only its sign is a fact)
+    const double rate = measure_read_bandwidth((size_t{1} << 20) + 12, 2, 1);
+    CHECK(std::isfinite(rate));
+    CHECK(rate > 0);
+    CHECK_THROWS_AS(measure_read_bandwidth(size_t{1} << 20, 0, 1), Error);
+    CHECK_THROWS_AS(measure_read_bandwidth(size_t{1} << 20, 1, 0), Error);
 }
 
 TEST_CASE("measurement_disturbed flags ratios outside their physical bounds", "[kv]") {

@@ -31,14 +31,18 @@ using namespace kernels_detail;
 
 namespace {
 
-// The version of target_clones this processor runs (the ifunc resolver's own test).
-const char* clone_target() {
-    if (runs_x86_64_v4()) return "x86-64-v4 (AVX-512)";
-#if !defined(__clang__)
-    if (__builtin_cpu_supports("x86-64-v3")) return "x86-64-v3 (AVX2, FMA)";
+// The version of target_clones this processor runs, as the loader chose it: one function in three
+// versions for the kernels' three targets, dispatched by the ifunc resolver GCC writes for
+// function versions, the same resolver (and the same ranking of targets) it writes for the
+// kernels' target_clones. Each version names itself, so the name is the loader's choice, not a
+// second reading of the processor's features (a test compares the two).
+#if defined(__clang__)
+const char* clone_target() { return "x86-64 (SSE2)"; }  // no clones under clang (the fuzzing build)
+#else
+__attribute__((target("arch=x86-64-v4"))) const char* clone_target() { return "x86-64-v4 (AVX-512)"; }
+__attribute__((target("arch=x86-64-v3"))) const char* clone_target() { return "x86-64-v3 (AVX2, FMA)"; }
+__attribute__((target("default"))) const char* clone_target() { return "x86-64 (SSE2)"; }
 #endif
-    return "x86-64 (SSE2)";
-}
 
 }  // namespace
 
