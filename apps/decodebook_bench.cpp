@@ -341,6 +341,9 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
             percent_of(matvec_rate[t - 1], bandwidth_highest[t - 1], "the plain read"));
         row(("  lm_head reads, " + std::to_string(t) + " thread(s)").c_str(), fixed(lm_head_rate[t - 1] / 1e9, 1, "GB/s"),
             percent_of(lm_head_rate[t - 1], bandwidth_highest[t - 1], "the plain read"));
+        if (measurement_disturbed(matvec_rate[t - 1] / bandwidth_highest[t - 1], 0, 1) ||
+            measurement_disturbed(lm_head_rate[t - 1] / bandwidth_highest[t - 1], 0, 1))
+            std::cout << "  (a kernel read faster than the plain read: the host's bandwidth changed between them; run again)\n";
         report["decode"].push_back({{"threads", t},
                                     {"tokens_per_s", decode_tps[t - 1]},
                                     {"roofline_tokens_per_s", roof},
