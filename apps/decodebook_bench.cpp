@@ -7,8 +7,9 @@
 // On a GPT-2-124M-shaped model with random weights (written by the library's write_random_gpt2,
 // as decodebook-random-model --gpt2-small does, into DIR when it is not there yet):
 //   decode tokens/s (128 new tokens) on 1 and 2 threads, each beside the machine's read bandwidth
-//   measured in the same rounds, and the decode roofline, the clone each kernel runs and matvec's and
-//   the lm_head's read rates as shares of the plain read (issue 24); prefill tokens/s of a 128-token prompt with
+//   measured in the same rounds, and the decode roofline, and matvec's, the lm_head's and
+//   attention's read rates as shares of the plain read, for each kernel target this processor runs
+//   (--kernel-target all|NAME, issue 24); prefill tokens/s of a 128-token prompt with
 //   each BLAS library (--blas-list: the linked OpenBLAS, Debian's BLIS); cached vs naive for 200 new
 //   tokens; peak memory; then the cached vs naive ratio on the embedded model; then (chapter 08)
 //   the cost of one decode call verifying k = 1..8 drafted tokens against one decode step on the
@@ -97,33 +98,43 @@ double decode_seconds_per_token(const Gpt2& model, int new_tokens, int repeats) 
     return best;
 }
 
-// The weights' read rate of decode's two kinds of product, in bytes of weights per second, on
-// matrices of the model's shapes (random weights make no difference to a product's speed): the
-// blocks' matvec over 4 layers' four matrices (C x 3C, C x C, C x 4C, 4C x C: more than the
-// caches hold, so each pass reads memory as a decode step does) and the lm_head's
-// matvec_transposed over wte (V x C). Best of `repeats` passes each, on num_threads() threads.
+// The read rates of decode's three kernels, in bytes per second, on the model's shapes (random
+// values make no difference to a kernel's speed): the blocks' matvec over 4 layers' four matrices
+// (C x 3C, C x C, C x 4C, 4C x C: more than the caches hold, so each pass reads memory as a decode
+// step does), the lm_head's matvec_transposed over wte (V x C), and attention (attend_rows) of one
+// query over 1024 cached positions in each of 12 layers' keys and values (75 MB). Best of `repeats`
+// passes each, on num_threads() threads and the kernel target in use.
 struct KernelRates {
-    double matvec = 0, lm_head = 0;
+    double matvec = 0, lm_head = 0, attention = 0;
 };
 
 KernelRates kernel_read_rates(const ModelConfig& mc, int repeats) {
     const size_t C = static_cast<size_t>(mc.n_embd), V = static_cast<size_t>(mc.vocab_size), layers = 4;
+    const size_t positions = 1024, cache_layers = 12, H = static_cast<size_t>(mc.n_head);
     const std::pair<size_t, size_t> shapes[] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}};  // (in, out)
-    std::vector<float, WeightAllocator<float>> blocks(layers * 12 * C * C, 0.01f), wte(V * C, 0.01f);
-    std::vector<float> x(4 * C, 0.5f), y(std::max(4 * C, V)), partial(4 * C);
+    std::vector<float, WeightAllocator<float>> blocks(layers * 12 * C * C, 0.01f), wte(V * C, 0.01f),
+        kv(cache_layers * 2 * positions * C, 0.01f);
+    std::vector<float> x(4 * C, 0.5f), y(std::max(4 * C, V)), partial(4 * C), scores(H * positions), out(C);
     KernelRates best;
     for (int r = 0; r < repeats; ++r) {
         auto start = Clock::now();
         const float* W = blocks.data();
         for (size_t l = 0; l < layers; ++l)
-            for (const auto& [in, out] : shapes) {
-                matvec(x.data(), 1, W, nullptr, in, out, y.data(), partial.data());
-                W += in * out;
+            for (const auto& [in, out_width] : shapes) {
+                matvec(x.data(), 1, W, nullptr, in, out_width, y.data(), partial.data());
+                W += in * out_width;
             }
         best.matvec = std::max(best.matvec, static_cast<double>(blocks.size() * sizeof(float)) / seconds_since(start));
         start = Clock::now();
         matvec_transposed(x.data(), 1, wte.data(), V, C, y.data());
         best.lm_head = std::max(best.lm_head, static_cast<double>(wte.size() * sizeof(float)) / seconds_since(start));
+        start = Clock::now();
+        for (size_t l = 0; l < cache_layers; ++l) {
+            const float* keys = kv.data() + l * 2 * positions * C;
+            const float* values = keys + positions * C;
+            attend_rows(x.data(), C, 1, &keys, &values, &positions, C, mc.n_head, scores.data(), positions, out.data());
+        }
+        best.attention = std::max(best.attention, static_cast<double>(kv.size() * sizeof(float)) / seconds_since(start));
     }
     return best;
 }
@@ -259,14 +270,24 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
     const double weight_bytes = static_cast<double>(model.decode_weight_bytes());
     set_num_threads(1);
 
-    // 1. decode on 1..N threads against the roofline: every weight read once per token, at this
-    // machine's read bandwidth. Each round measures the bandwidth, decode on as many threads and
-    // the bandwidth again, so decode is held against the machine it ran on: a shared host's
-    // bandwidth can change between rounds (two threads here read about 54 GB/s for minutes, then
-    // 88). The figures are those of the round with the fastest decode (other work only ever
-    // slows a measurement down), against the higher of that round's two bandwidth readings.
-    std::vector<double> decode_tps(static_cast<size_t>(max_threads), 0.0), bandwidth(decode_tps),
-        bandwidth_highest(decode_tps), matvec_rate(decode_tps), lm_head_rate(decode_tps);
+    // 1. decode on 1..N threads against the roofline, for each kernel target this processor runs
+    // (--kernel-target): every weight read once per token, at this machine's read bandwidth. Each
+    // round measures, target after target, the bandwidth, decode on as many threads and the
+    // bandwidth again, so decode is held against the machine it ran on: a shared host's bandwidth
+    // can change between rounds (two threads here read about 54 GB/s for minutes, then 88). The
+    // figures are those of the round with the fastest decode (other work only ever slows a
+    // measurement down), against the higher of that round's two bandwidth readings.
+    struct TargetFigures {
+        double decode_tps = 0, bandwidth = 0, bandwidth_highest = 0, matvec = 0, lm_head = 0, attention = 0;
+    };
+    const std::string best_target = kernel_targets_supported().front();
+    std::vector<std::string> targets = kernel_targets_supported();
+    if (cl.extra.at("kernel-target") != "all") {
+        set_kernel_target(cl.extra.at("kernel-target"));  // an Error naming the targets it runs, or this one
+        targets = {cl.extra.at("kernel-target")};
+    }
+    // figures[target][threads - 1]
+    std::vector<std::vector<TargetFigures>> figures(targets.size(), std::vector<TargetFigures>(static_cast<size_t>(max_threads)));
     // peak memory of loading, one prefill and a decode run, before the bandwidth measurement's buffer
     prefill_seconds(model, static_cast<size_t>(prefill_tokens), 1);
     decode_seconds_per_token(model, decode_tokens, 1);
@@ -274,19 +295,25 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
     for (int t = 1; t <= max_threads; ++t) {
         set_num_threads(t);
         for (int r = 0; r < rounds; ++r) {
-            const double before = measure_read_bandwidth(size_t{1} << 29, t, 2);
-            const double tps = 1.0 / decode_seconds_per_token(model, decode_tokens, 1);
-            const double read = std::max(before, measure_read_bandwidth(size_t{1} << 29, t, 2));
-            const KernelRates rates = kernel_read_rates(mc, 3);
-            matvec_rate[t - 1] = std::max(matvec_rate[t - 1], rates.matvec);
-            lm_head_rate[t - 1] = std::max(lm_head_rate[t - 1], rates.lm_head);
-            bandwidth_highest[t - 1] = std::max(bandwidth_highest[t - 1], read);
-            if (tps > decode_tps[t - 1]) {
-                decode_tps[t - 1] = tps;
-                bandwidth[t - 1] = read;
+            for (size_t k = 0; k < targets.size(); ++k) {  // the targets interleaved in every round
+                set_kernel_target(targets[k]);
+                TargetFigures& f = figures[k][static_cast<size_t>(t - 1)];
+                const double before = measure_read_bandwidth(size_t{1} << 29, t, 2);
+                const double tps = 1.0 / decode_seconds_per_token(model, decode_tokens, 1);
+                const double read = std::max(before, measure_read_bandwidth(size_t{1} << 29, t, 2));
+                const KernelRates rates = kernel_read_rates(mc, 3);
+                f.matvec = std::max(f.matvec, rates.matvec);
+                f.lm_head = std::max(f.lm_head, rates.lm_head);
+                f.attention = std::max(f.attention, rates.attention);
+                f.bandwidth_highest = std::max(f.bandwidth_highest, read);
+                if (tps > f.decode_tps) {
+                    f.decode_tps = tps;
+                    f.bandwidth = read;
+                }
             }
         }
     }
+    set_kernel_target(best_target);  // the rest of the bench runs on the best target
     set_num_threads(1);
     const double cache_bytes = static_cast<double>(
         kv_cache_bytes(mc.n_layer, prefill_tokens, mc.n_embd, sizeof(float)));
@@ -315,43 +342,50 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
 
     std::cout << "\nmachine\n";
     row("BLAS linked (prefill's GEMM by default)", blas_description());
-    // the clone each decode kernel runs: matvec takes its hand-written AVX-512 version where the
-    // processor has it, else its clones (lib/src/model/kernels/matvec.cpp, matvec_columns); the
-    // lm_head (dot_rows), attention and the roofline's read run their clones
-    const std::string target = kernel_target();
-    const std::string matvec_runs = target.rfind("x86-64-v4", 0) == 0 ? "x86-64-v4 (AVX-512, hand-written)" : target;
-    row("decode kernels compiled for", target);
-    row("  matvec (the blocks) runs", matvec_runs);
-    row("  lm_head, attention, the bandwidth read run", target);
-    for (int t = 1; t <= max_threads; ++t)
-        row(("read bandwidth, " + std::to_string(t) + " thread(s)").c_str(), fixed(bandwidth[t - 1] / 1e9, 1, "GB/s"),
-            "highest in the run: " + fixed(bandwidth_highest[t - 1] / 1e9, 1, "GB/s"));
+    std::string runs;
+    for (const std::string& name : kernel_targets_supported()) runs += (runs.empty() ? "" : ", ") + name;
+    row("kernel targets this processor runs", runs);
+    row("kernel target programs run (the best)", kernel_target());
     std::cout << "\ndecode (" << decode_tokens << " new tokens; roofline = bandwidth / "
               << fixed(weight_bytes / 1e6, 1, "MB") << " of weights per token; the fastest of " << rounds
-              << " rounds, against the bandwidth read just before and after it)\n";
-    for (int t = 1; t <= max_threads; ++t) {
-        const double roof = bandwidth[t - 1] / weight_bytes;
-        row(("roofline, " + std::to_string(t) + " thread(s)").c_str(), fixed(roof, 1, "tokens/s"));
-        row(("decode, " + std::to_string(t) + " thread(s)").c_str(), fixed(decode_tps[t - 1], 1, "tokens/s"),
-            percent_of(decode_tps[t - 1], roof, "roofline"));
-        if (decode_tps[t - 1] > roof)
-            std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
-        // each kernel's fastest read rate against the highest plain read of the run: no flattery
-        row(("  matvec reads, " + std::to_string(t) + " thread(s)").c_str(), fixed(matvec_rate[t - 1] / 1e9, 1, "GB/s"),
-            percent_of(matvec_rate[t - 1], bandwidth_highest[t - 1], "the plain read"));
-        row(("  lm_head reads, " + std::to_string(t) + " thread(s)").c_str(), fixed(lm_head_rate[t - 1] / 1e9, 1, "GB/s"),
-            percent_of(lm_head_rate[t - 1], bandwidth_highest[t - 1], "the plain read"));
-        if (measurement_disturbed(matvec_rate[t - 1] / bandwidth_highest[t - 1], 0, 1) ||
-            measurement_disturbed(lm_head_rate[t - 1] / bandwidth_highest[t - 1], 0, 1))
-            std::cout << "  (a kernel read faster than the plain read: the host's bandwidth changed between them; run again)\n";
-        report["decode"].push_back({{"threads", t},
-                                    {"tokens_per_s", decode_tps[t - 1]},
-                                    {"roofline_tokens_per_s", roof},
-                                    {"read_bandwidth_bytes_per_s", bandwidth[t - 1]},
-                                    {"read_bandwidth_highest_bytes_per_s", bandwidth_highest[t - 1]},
-                                    {"matvec_read_bytes_per_s", matvec_rate[t - 1]},
-                                    {"lm_head_read_bytes_per_s", lm_head_rate[t - 1]}});
+              << " rounds, against the bandwidth read just before and after it; each kernel's read\n"
+                 "rate against the highest plain read of the run; every kernel target interleaved in each round)\n";
+    for (size_t k = 0; k < targets.size(); ++k) {
+        set_kernel_target(targets[k]);
+        std::cout << "kernel target " << kernel_target() << "\n";
+        for (int t = 1; t <= max_threads; ++t) {
+            const TargetFigures& f = figures[k][static_cast<size_t>(t - 1)];
+            const std::string threads = std::to_string(t) + " thread(s)";
+            const double roof = f.bandwidth / weight_bytes;
+            row(("read bandwidth, " + threads).c_str(), fixed(f.bandwidth / 1e9, 1, "GB/s"),
+                "highest in the run: " + fixed(f.bandwidth_highest / 1e9, 1, "GB/s"));
+            row(("roofline, " + threads).c_str(), fixed(roof, 1, "tokens/s"));
+            row(("decode, " + threads).c_str(), fixed(f.decode_tps, 1, "tokens/s"), percent_of(f.decode_tps, roof, "roofline"));
+            if (f.decode_tps > roof)
+                std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
+            row(("  matvec reads, " + threads).c_str(), fixed(f.matvec / 1e9, 1, "GB/s"),
+                percent_of(f.matvec, f.bandwidth_highest, "the plain read"));
+            row(("  lm_head reads, " + threads).c_str(), fixed(f.lm_head / 1e9, 1, "GB/s"),
+                percent_of(f.lm_head, f.bandwidth_highest, "the plain read"));
+            row(("  attention reads, " + threads).c_str(), fixed(f.attention / 1e9, 1, "GB/s"),
+                percent_of(f.attention, f.bandwidth_highest, "the plain read"));
+            if (measurement_disturbed(f.matvec / f.bandwidth_highest, 0, 1) ||
+                measurement_disturbed(f.lm_head / f.bandwidth_highest, 0, 1) ||
+                measurement_disturbed(f.attention / f.bandwidth_highest, 0, 1))
+                std::cout << "  (a kernel read faster than the plain read: the host's bandwidth changed between them; run again)\n";
+            report["decode"].push_back({{"target", targets[k]},
+                                        {"threads", t},
+                                        {"tokens_per_s", f.decode_tps},
+                                        {"roofline_tokens_per_s", roof},
+                                        {"read_bandwidth_bytes_per_s", f.bandwidth},
+                                        {"read_bandwidth_highest_bytes_per_s", f.bandwidth_highest},
+                                        {"matvec_read_bytes_per_s", f.matvec},
+                                        {"lm_head_read_bytes_per_s", f.lm_head},
+                                        {"attention_read_bytes_per_s", f.attention}});
+        }
     }
+    set_kernel_target(best_target);
+    const size_t first = 0;  // prefill / decode below: the first target measured, 1 thread
     // 2 flops per weight per prompt token in the blocks; the lm_head (V x C) runs for the last one only
     const double lm_head = static_cast<double>(mc.vocab_size) * mc.n_embd;
     const double prefill_flops = 2.0 * (weight_bytes / sizeof(float) - lm_head) * prefill_tokens + 2.0 * lm_head;
@@ -369,7 +403,9 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
         report["prefill_by_blas"].push_back({{"blas", run.blas}, {"description", run.description},
                                              {"tokens_per_s", run.tokens_per_s}, {"gflops", gflops}});
     }
-    if (prefill_tps > 0) row("prefill / decode per token", fixed(prefill_tps / decode_tps[0], 1, "x"), "decode is bandwidth-bound");
+    if (prefill_tps > 0)
+        row("prefill / decode per token", fixed(prefill_tps / figures[first][0].decode_tps, 1, "x"),
+            "decode is bandwidth-bound (" + targets[first] + ")");
     std::cout << "\nmemory\n";
     row("weights in memory (float32)", fixed(weight_bytes / 1e6, 1, "MB"));
     row("KV cache of the prefill run", fixed(cache_bytes / 1e6, 1, "MB"));
@@ -379,8 +415,8 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
     report["prefill"] = {{"tokens", prefill_tokens}, {"tokens_per_s", prefill_tps}, {"blas", prefill_runs.front().description}};
     report["memory"] = {{"peak_rss_bytes", peak}, {"rss_before_load_bytes", rss_before},
                         {"weights_bytes", weight_bytes}, {"cache_bytes", cache_bytes}};
-    report["kernels"] = target;
-    report["matvec_kernel"] = matvec_runs;
+    report["kernels"] = kernel_target();
+    report["kernel_targets"] = kernel_targets_supported();
 
     // 3. cached vs naive, on this model and on the embedded one
     if (naive_tokens > 0) {
@@ -459,6 +495,8 @@ int main(int argc, char** argv) {
                   {"rounds", "rounds of (read bandwidth, decode, read bandwidth) per thread count; the fastest decode counts, against its own round's bandwidth", "3"},
                   {"blas-list", "BLAS libraries to measure prefill with, comma-separated (see --blas)", "openblas,blis"},
                   {"assistant-model", "the draft model of the speculative figures (chapter 08)", builtin_draft_dir()},
+                  {"kernel-target", "decode's kernel targets to measure: all (every one this processor runs, "
+                                    "interleaved) or one of them (x86-64-v4, x86-64-v3, x86-64)", "all"},
                   {"part", "what to measure: all, model (chapters 07-08) or mask (constrained decoding, chapter 09)", "all"},
                   {"gpt2-vocab", "GPT-2's vocabulary folder (vocab.json + merges.txt) for the mask figures; "
                                  "tools/install-deps.sh --bench puts it here", default_gpt2_vocab_dir()},

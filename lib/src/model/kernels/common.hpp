@@ -61,7 +61,7 @@ constexpr bool kAsan = false;
 // Calls DEFINE(namespace, target attribute, W) once per target this build compiles: each kernel
 // file defines its per-target functions through it, each a call of the one body.
 #if DECODEBOOK_MULTI_TARGET
-#define DECODEBOOK_FOR_EACH_TARGET(DEFINE) DEFINE(v4, DECODEBOOK_V4, 16) DEFINE(v3, DECODEBOOK_V3, 16) DEFINE(x86_64, , 16)
+#define DECODEBOOK_FOR_EACH_TARGET(DEFINE) DEFINE(v4, DECODEBOOK_V4, 16) DEFINE(v3, DECODEBOOK_V3, 8) DEFINE(x86_64, , 4)
 #else
 #define DECODEBOOK_FOR_EACH_TARGET(DEFINE) DEFINE(x86_64, , 4)
 #endif

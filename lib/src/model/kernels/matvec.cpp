@@ -5,8 +5,6 @@
 
 #include <omp.h>
 
-#include <string_view>
-
 #include "common.hpp"
 
 namespace decodebook {
@@ -33,30 +31,6 @@ inline __attribute__((always_inline)) void matvec_rows_one_by_one(const float* _
             for (size_t j = j0; j < j1; ++j) yb[j] += xi * w[j];
         }
     }
-}
-
-// The plain loop GCC vectorises on its own: what x86-64-v3 and the default ran before issue 24.
-inline __attribute__((always_inline)) void matvec_columns_generic(const float* __restrict x, size_t B, const float* __restrict W, size_t in,
-                            size_t out, size_t i0, size_t i1, size_t j0, size_t j1, float* __restrict y) {
-    constexpr size_t R = 4, J = 64;  // J columns of four rows (1 KiB of W) stay in L1 for every row b
-    size_t i = i0;
-    for (; i + R <= i1; i += R) {
-        const float* w = W + i * out;  // rows i..i+3, out floats apart
-        for (size_t jb = j0; jb < j1; jb += J) {
-            const size_t je = std::min(jb + J, j1);
-            for (size_t b = 0; b < B; ++b) {
-                float xr[R];
-                for (size_t r = 0; r < R; ++r) xr[r] = x[b * in + i + r];
-                float* yb = y + b * out;
-                for (size_t j = jb; j < je; ++j) {
-                    float sum = yb[j];
-                    for (size_t r = 0; r < R; ++r) sum += xr[r] * w[r * out + j];
-                    yb[j] = sum;
-                }
-            }
-        }
-    }
-    matvec_rows_one_by_one(x, B, W, in, out, i, i1, j0, j1, y);
 }
 
 // y[j0:j1] += x[i0:i1] W[i0:i1, j0:j1] for one row x (decode).   x: (in), W: (in, out), y: (out)
@@ -254,7 +228,6 @@ inline __attribute__((always_inline)) void dot_rows_batch_lanes(const float* __r
     namespace kernels_detail::NS {                                                                              \
     ATTR void matvec_columns(const float* x, size_t B, const float* W, size_t in, size_t out, size_t i0,        \
                              size_t i1, size_t j0, size_t j1, float* y) {                                      \
-        if (std::string_view(#NS) != "v4") return matvec_columns_generic(x, B, W, in, out, i0, i1, j0, j1, y); \
         if (B == 1) return matvec_columns_one<W_>(x, W, in, out, i0, i1, j0, j1, y);                          \
         matvec_columns_batch<W_>(x, B, W, in, out, i0, i1, j0, j1, y);                                          \
     }                                                                                                          \
