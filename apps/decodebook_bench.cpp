@@ -282,10 +282,7 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
     };
     const std::string best_target = kernel_targets_supported().front();
     std::vector<std::string> targets = kernel_targets_supported();
-    if (cl.extra.at("kernel-target") != "all") {
-        set_kernel_target(cl.extra.at("kernel-target"));  // an Error naming the targets it runs, or this one
-        targets = {cl.extra.at("kernel-target")};
-    }
+    if (cl.extra.at("kernel-target") != "all") targets = {cl.extra.at("kernel-target")};  // main checked it
     // figures[target][threads - 1]
     std::vector<std::vector<TargetFigures>> figures(targets.size(), std::vector<TargetFigures>(static_cast<size_t>(max_threads)));
     // peak memory of loading, one prefill and a decode run, before the bandwidth measurement's buffer
@@ -507,6 +504,14 @@ int main(int argc, char** argv) {
         if (part != "all" && part != "model" && part != "mask")
             throw UsageError("--part is '" + part + "'", "pass --part all, --part model or --part mask");
         const int mask_documents = cl.extra_int("mask-documents", 1, 1000);
+        const std::string target = cl.extra.at("kernel-target");
+        const std::vector<std::string> supported = kernel_targets_supported();
+        if (target != "all" && std::find(supported.begin(), supported.end(), target) == supported.end()) {
+            std::string names;
+            for (const std::string& name : supported) names += ", " + name;
+            throw UsageError("--kernel-target is '" + target + "', not a kernel target this processor runs",
+                             "pass --kernel-target all" + names);
+        }
         const std::string json_path = cl.extra.at("json");
         if (!json_path.empty()) {  // refuse an unwritable report before minutes of measuring
             std::ofstream probe(json_path, std::ios::app);

@@ -284,6 +284,9 @@ CASES = [
     # a program's own flag, read after parsing, is a usage error too: exit 2, as a bad knob
     Case("14 bench --part foo", 14, "decodebook-bench", ["--part", "foo"], 2,
          r"^error: --part is 'foo'$", fix=r"^  fix: pass --part all, --part model or --part mask$"),
+    Case("14 bench --kernel-target avx2", 14, "decodebook-bench", ["--kernel-target", "avx2"], 2,
+         r"^error: --kernel-target is 'avx2', not a kernel target this processor runs$",
+         fix=r"^  fix: pass --kernel-target all, (x86-64-v4, )?(x86-64-v3, )?x86-64$"),
     Case("14 bench --mask-documents 0", 14, "decodebook-bench", ["--part", "mask", "--mask-documents", "0"], 2,
          r"^error: --mask-documents = 0 is invalid: it must be a whole number in \[1, 1000\]$"),
     Case("14 chapter-08 refuses --mirostat before any output", 14, "chapter-08", ["--order", "llama.cpp", "--mirostat", "2"], 2,
