@@ -251,6 +251,17 @@ int main(int argc, char** argv) {
                         hyps[0].ids.size(), to_string(hyps[0].finish_reason).c_str(), hyps[0].sum_logprobs,
                         hyps[0].score, one_line(hyps[0].text).c_str());
         }
+        // where the raw sum's winner (length_penalty 0) ranks among each search's returned hypotheses
+        const std::vector<int>& raw_winner = by_penalty[1].second[0].ids;
+        std::printf("  the raw sum's winner (%zu tokens, %s) among the %d returned:", raw_winner.size(),
+                    to_string(by_penalty[1].second[0].finish_reason).c_str(), lp.num_return_sequences);
+        for (const auto& [penalty, hyps] : by_penalty) {
+            size_t rank = 0;
+            while (rank < hyps.size() && hyps[rank].ids != raw_winner) ++rank;
+            std::printf("%s %.1f %s", penalty == by_penalty.front().first ? "" : ",", penalty,
+                        rank < hyps.size() ? ("#" + std::to_string(rank + 1)).c_str() : "not returned");
+        }
+        std::printf("\n");
         std::printf("  0 ranks by the raw sum, which only falls with every token, so it favours ending early.\n"
                     "  1 (HF's default) divides by the length, so it is not neutral; 2 favours long, -1 short.\n");
 
