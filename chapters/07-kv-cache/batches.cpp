@@ -269,8 +269,9 @@ void temperature_zero_in_batch(const Session& session, const BatchRates& part5) 
             bf16_flips += argmax_with_gap(rounded.data(), V).best != p.tokens[st];
         }
     }
-    std::printf("  In bf16: rounding only these logits to bfloat16 moves them by up to %.3g, %.0fx Fast's difference,\n"
-                "  and changes greedy's pick at %ld of the %ld steps (a tie in bf16 goes to the lower id).\n",
+    std::printf("  In bf16 (8 significant bits of float32's 24): rounding only these logits to bfloat16 moves them\n"
+                "  by up to %.3g, %.0fx Fast's difference, and changes greedy's pick at %ld of the %ld steps (a tie\n"
+                "  in bf16 goes to the lower id).\n",
                 bf16_moved, bf16_moved / std::max(fast.max_diff, 1e-30), bf16_flips, bf16_steps);
     std::printf("  BatchKernels::Invariant keeps every batch size on the matvec: largest difference %.3g, %s.\n",
                 inv.max_diff, inv.max_diff == 0 && !inv.flipped ? "every logit identical to the row alone" : "NOT identical");
