@@ -170,6 +170,14 @@ int main(int argc, char** argv) {
         std::printf("\n== 2. A toy traced by hand: greedy is not the best path ==\n");
         std::printf("  step 1: A 0.60, B 0.40\n"
                     "  after A: A 0.40, B 0.30, C 0.30      after B: A 0.90, B 0.05, C 0.05\n");
+        std::printf("  every two-step path:");
+        for (int first : {0, 1}) {
+            const Vec step2 = toy_rows({Beam{{first}, 0.0}})[0];
+            const double p1 = first == 0 ? 0.6 : 0.4;
+            for (int second : {0, 1, 2})
+                std::printf(" %s %.2f", toy_text({first, second}).c_str(), p1 * std::exp(step2(static_cast<size_t>(second))));
+        }
+        std::printf("\n");
         GenerationConfig toy;
         toy.max_new_tokens = 2;
         toy.length_penalty = 0;  // the raw sum: the comparison the tree makes

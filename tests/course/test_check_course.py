@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Tests of check_course.py's rules that need no build: the site-marker check, the answers-after-
-exercises check and finding the per-chapter exercise test binaries; the quiz extension's shuffle and
+exercises check, reading the numbers a page states (check 11's rule, without running the programs)
+and finding the per-chapter exercise test binaries; the quiz extension's shuffle and
 its guessable-answer check (docs/_ext/quiz.py), and the site's output excerpts
 (docs/_ext/decodebook_site.py). Run by tools/run-tests.sh before the build.
 
@@ -205,6 +206,76 @@ class DocsPrograms(unittest.TestCase):
         cmake = self.CMAKE.replace("decodebook-generate", "decodebook-generate decodebook-diversity decodebook-bench")
         self.assertEqual(check_course.docs_program_problems(self.PAGES, self.PLOTS, cmake), [])
         self.assertEqual(len(check_course.docs_program_problems(self.PAGES, {}, cmake.replace("${chapters} ", ""))), 1)
+
+
+class PageNumbers(unittest.TestCase):
+    """check_course.prose_numbers / unprinted_numbers: a re-read page states only numbers its programs
+    print (issue 25: chapter 07 said "T/2 = 96" beside a printed 85, and "48 times" beside a printed
+    52.2x)."""
+    PAGE = """\
+Chapter 07 · The KV cache
+=========================
+
+Part 2 prints 85 flops per byte; :math:`T/2` would be 96 for :math:`T = 192`. GPT-2 124M and a
+70B model (Pope et al., 2022) need ``./chapter-07 --max-new-tokens
+200 --csv FILE``; see `the post <https://example.org/a/2506.09501>`_ and exercise 07.4.
+
+.. math::
+
+   s_j = 12 C^2
+
+.. command-output:: chapter-07
+   :ellipsis: 30
+
+.. literalinclude:: /../lib/src/x.cpp
+   :start-after: // [ch07:x]
+
+The cache takes 75,497,472 bytes (72 MiB), about 47 ms, and 46.7 ms exactly.
+
+.. quiz:: ch07
+
+   .. question:: bound
+      :answer_a: About 47 ms per token
+      :feedback_a: Right: 140 GB / 3 TB/s.
+      :correct: a
+
+      A 70B model reads 140 GB per token at 3 TB/s (1,024 positions)?
+"""
+    OUTPUT = "flops per byte: prefill 85, decode 0.5\n75,497,472 bytes = 72.00 MiB\n70e9 x 2 = 140 GB: 46.7 ms\n"
+
+    def numbers(self, text):
+        return check_course.prose_numbers(text)
+
+    def test_numbers_are_read_from_prose_and_quiz_only(self):
+        self.assertEqual(self.numbers(self.PAGE), [
+            (4, "85"), (4, "96"), (18, "75,497,472"), (18, "72"), (18, "47"), (18, "46.7"),
+            (23, "47"), (24, "140"), (27, "140"), (27, "1,024")])
+
+    def test_a_number_no_output_prints_is_named_with_its_line(self):
+        got = check_course.unprinted_numbers("p.rst", self.PAGE, {"chapter-07": self.OUTPUT}, {})
+        self.assertEqual(got, [
+            "p.rst:4: the page states 96, which chapter-07 does not print: print it from the code, or say it in "
+            "words the output backs",
+            "p.rst:27: the page states 1,024, which chapter-07 does not print: print it from the code, or say it in "
+            "words the output backs"])
+
+    def test_a_listed_fact_passes_and_a_more_precise_page_does_not(self):
+        facts = {"96": "a reason", "1,024": "a reason"}
+        self.assertEqual(check_course.unprinted_numbers("p.rst", self.PAGE, {"c": self.OUTPUT}, facts), [])
+        # the output's 47 does not back a page's 46.7: a page may round what is printed, never refine it
+        self.assertFalse(check_course.is_printed("46.7", check_course.printed_numbers("about 47 ms")))
+        self.assertTrue(check_course.is_printed("47", check_course.printed_numbers("46.7 ms")))
+        self.assertTrue(check_course.is_printed("-1.022", check_course.printed_numbers("log-prob -1.022 (p 0.36)")))
+        self.assertFalse(check_course.is_printed("14", check_course.printed_numbers("38 tokens, then 24 tokens")))
+
+    def test_the_re_read_pages_state_numbers_and_their_facts(self):
+        for page in check_course.NUMBER_PAGES:
+            with open(os.path.join(check_course.ROOT, page), encoding="utf-8") as f:
+                stated = {written for _, written in check_course.prose_numbers(f.read())}
+            self.assertTrue(stated, page)
+            for number, reason in check_course.NUMBER_FACTS.get(page, {}).items():
+                self.assertIn(number, stated, f"{page}: a listed fact the page no longer states")
+                self.assertTrue(reason.strip(), f"{page}: {number} needs its reason")
 
 
 class TestBinaries(unittest.TestCase):
