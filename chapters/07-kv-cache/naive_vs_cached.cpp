@@ -169,11 +169,9 @@ void position_ids(const Session& session, const CommandLine& opt, const std::vec
     std::printf("\n  Position ids: the cached step feeds %s at position %zu, the cache's length (GPT-2 adds row %zu of\n"
                 "  its position table). The same cache, that token fed at position 0 instead:\n",
                 visible_token(tok.token_bytes(first)).c_str(), prompt.size(), prompt.size());
-    std::printf("    position %3zu: next %-12s then %s  (part 1's tokens: %s)\n", prompt.size(),
-                visible_token(tok.token_bytes(by_length[0])).c_str(), visible_token(tok.decode(by_length)).c_str(),
-                same_as_part1 ? "yes" : "NO");
-    std::printf("    position   0: next %-12s then %s\n", visible_token(tok.token_bytes(by_zero[0])).c_str(),
-                visible_token(tok.decode(by_zero)).c_str());
+    std::printf("    at position %3zu, greedy goes on %s (part 1's tokens: %s)\n", prompt.size(),
+                visible_token(tok.decode(by_length)).c_str(), same_as_part1 ? "yes" : "NO");
+    std::printf("    at position   0, greedy goes on %s\n", visible_token(tok.decode(by_zero)).c_str());
     size_t agree = 0;
     while (agree < by_length.size() && by_length[agree] == by_zero[agree]) ++agree;
     std::printf("  the first step's logits differ by up to %.3f; the two greedy paths agree on %zu of %d tokens.\n",
