@@ -593,7 +593,8 @@ NUMBER_FACTS = {
 DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:-]+)::\s*(.*)$")
 QUIZ_OPTION = re.compile(r"^\s+:(?:answer|feedback)_\w+:\s*(.*)$")
 # inline markup that holds no claim in words: ``code``, :role:`text`, `link <url>`_, a link's <url>,
-# |subst| (a paragraph may wrap any of them over two lines)
+# |subst| (a paragraph may wrap any of them over two lines). A :printed:`figure` is a role too: the
+# site build checks it against the page's output text exactly (docs/_ext/decodebook_site.py)
 INLINE_SKIP = re.compile(r"``.*?``|:[\w:+-]+:`[^`]*`|`[^`]*<[^>]*>`__?|<[^>\s]*>|\|[^|\s][^|]*\|", re.S)
 # what is a name, not a number of the run: chapter, part and exercise numbers, model and format
 # names (GPT-2, 124M, 70B, 7B, bf16, float32, UTF-8, x86-64-v4), versions, issues, years in brackets

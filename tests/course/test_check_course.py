@@ -268,6 +268,11 @@ The cache takes 75,497,472 bytes (72 MiB), about 47 ms, and 46.7 ms exactly.
         self.assertTrue(check_course.is_printed("-1.022", check_course.printed_numbers("log-prob -1.022 (p 0.36)")))
         self.assertFalse(check_course.is_printed("14", check_course.printed_numbers("38 tokens, then 24 tokens")))
 
+    def test_a_printed_figure_is_left_to_the_site_build(self):
+        # :printed: figures are checked exactly by docs/_ext/decodebook_site.py; check 11 reads the rest
+        page = "Text\n\nIt takes :printed:`46.7 ms`, and 96 more.\n"
+        self.assertEqual(self.numbers(page), [(3, "96")])
+
     def test_the_re_read_pages_state_numbers_and_their_facts(self):
         for page in check_course.NUMBER_PAGES:
             with open(os.path.join(check_course.ROOT, page), encoding="utf-8") as f:
