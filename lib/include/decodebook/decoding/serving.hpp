@@ -83,8 +83,14 @@ struct ServeStats {
 /// first token. Then one decode call on BatchKernels::Invariant takes the last token of every busy
 /// row; a request that meets its stopping criteria frees its slot. Returns one ServedRequest per
 /// request, in the same order. Introduced in chapter 07.
-/// @param positions positions per cache row; 0: enough for the longest request (prompt + max_new_tokens)
+/// @param model the model (its shape sizes the cache)
 /// @param tokenizer the token bytes for each generation's text; null: no text
+/// @param requests what to serve, in order of arrival
+/// @param slots the cache's rows: the most requests running at once
+/// @param scheduling when a waiting request may take a free slot
+/// @param clock the serving clock, read after every model call (a fake one in tests)
+/// @param positions positions per cache row; 0: enough for the longest request (prompt + max_new_tokens)
+/// @param stats if not null, the run's counts
 /// @throws Error naming the fix: slots 0, no requests, arrivals out of order, negative or not
 /// finite, a request that does not fit a row of `positions`, or a bad request (check_request).
 std::vector<ServedRequest> serve_requests(const Gpt2& model, const Tokenizer* tokenizer,
