@@ -44,10 +44,10 @@ for panel, schedule in zip(panels, SCHEDULES):
         panel.scatter([moment["arrival"][i]], [i], marker="|", color="black", s=40,
                       label="arrival" if i == 0 else None)
     last = max(moment["finished"].values())
-    panel.axvline(last, color="0.3", linestyle=":", linewidth=1)
-    panel.set_title(f"{schedule} batching (dotted: the last token)", fontsize=10)
+    panel.axvline(last, color="0.3", linestyle=":", linewidth=1, label="the last token")
+    panel.set_title(f"{schedule} batching", fontsize=10)
     panel.set_xlabel("milliseconds from the first arrival")
     panel.set_xlim(0, end * 1.02)
 panels[0].set_ylabel("request")
 panels[0].invert_yaxis()
-panels[0].legend(loc="lower left", fontsize=8)
+panels[1].legend(loc="upper right", fontsize=8)  # early requests end early: that corner stays empty
