@@ -120,11 +120,11 @@ void serving(const Session& session, CsvRows& csv_rows) {
                 "  continuous batching served them in %.1f ms here, %.2f ms per request; arriving at seeded\n"
                 "  random times, exponential gaps with a mean of %.2f ms, they load it to %.0f %%. One decode\n"
                 "  call took %.3f ms for 1 row and %.3f ms for %zu: a full step makes %zu tokens in %.2fx the\n"
-                "  time of one. Times in ms from the first arrival; TTFT and TPOT per request.\n",
+                "  time of one. Times in ms from the first arrival (ends at: the last token of all).\n",
                 requests.size(), kShortest, kLongest, kSlots, burst_ms, per_request_ms, per_request_ms / kLoad,
                 kLoad * 100, one_row_ms, step_ms, kSlots, kSlots, step_ms / one_row_ms);
-    std::printf("  %-10s %6s %10s %12s %9s %12s %9s %8s %14s %10s\n", "scheduling", "tokens", "tokens/s", "TTFT median",
-                "TTFT p90", "TPOT median", "TPOT p90", "decodes", "rows per call", "last token");
+    std::printf("  %-10s %6s %9s %11s %9s %11s %9s %7s %13s %8s\n", "scheduling", "tokens", "tokens/s", "TTFT median",
+                "TTFT p90", "TPOT median", "TPOT p90", "decodes", "rows per call", "ends at");
     std::vector<ServeSummary> summaries;
     std::vector<std::vector<ServedRequest>> runs;
     for (Scheduling scheduling : {Scheduling::Static, Scheduling::Continuous}) {
@@ -132,7 +132,7 @@ void serving(const Session& session, CsvRows& csv_rows) {
         runs.push_back(serve_requests(model, &tok, requests, kSlots, scheduling, wall_clock(), 0, &stats));
         const ServeSummary s = summarize(runs.back(), stats);
         summaries.push_back(s);
-        std::printf("  %-10s %6ld %10.0f %12.2f %9.2f %12.3f %9.3f %8d %14.2f %10.1f\n", to_string(scheduling), s.tokens,
+        std::printf("  %-10s %6ld %9.0f %11.2f %9.2f %11.3f %9.3f %7d %13.2f %8.1f\n", to_string(scheduling), s.tokens,
                     s.tokens_per_s, s.ttft_median, s.ttft_p90, s.tpot_median, s.tpot_p90, s.stats.decode_steps,
                     static_cast<double>(s.stats.decoded_tokens) / s.stats.decode_steps, s.last_ms);
         const std::string name = to_string(scheduling);
