@@ -171,5 +171,7 @@ TEST_CASE("serve_requests refuses what it cannot serve with the fix", "[serve][e
     empty_prompt[1].prompt.clear();
     CHECK_THROWS_WITH(serve_requests(model(), nullptr, empty_prompt, 2, Scheduling::Static, clock),
                       Catch::Contains("the prompt is empty"));
+    CHECK_THROWS_WITH(serve_requests(model(), nullptr, two, 2, Scheduling::Static, ServeClock{}),
+                      Catch::Contains("without now or wait_until") && Catch::Contains("wall_clock()"));
     CHECK(fake.t == 0);  // refused before any model call
 }

@@ -91,6 +91,8 @@ std::vector<ServedRequest> serve_requests(const Gpt2& model, const Tokenizer* to
                                           Scheduling scheduling, const ServeClock& clock, size_t positions,
                                           ServeStats* stats) {
     const ModelConfig& mc = model.config();
+    if (!clock.now || !clock.wait_until)
+        throw Error("serve_requests got a ServeClock without now or wait_until", "pass wall_clock() or set both functions");
     std::vector<std::vector<int>> eos_ids;  // per request, as check_request resolved them
     KvCache cache(mc, slots, check_requests(mc, requests, slots, positions, eos_ids));
     ServeStats local;
