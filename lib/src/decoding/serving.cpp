@@ -85,93 +85,131 @@ ServeClock wall_clock() {
             [at](double ms) { std::this_thread::sleep_until(at(ms)); }};
 }
 
+namespace {
+
+// What the serving loop keeps: the cache of `slots` rows, which request each row serves, every
+// request's generation so far and its own sampler, and the clock's last reading.
+struct Server {
+    Server(const Gpt2& model, const Tokenizer* tokenizer, const std::vector<ServeRequest>& requests, size_t slots,
+           const ServeClock& clock, size_t positions, ServeStats& stats);
+    size_t busy() const;                  // rows serving a request
+    void wait_for(double arrival);        // nothing to do before a request arrives at `arrival`
+    void admit(size_t i, size_t slot);    // request i into a free row: clear, prefill, first token
+    void decode_busy_rows();              // one decode call: every busy row's next token
+    void take(size_t i, double ms);       // request i picks from `logits`; a finished one frees its row
+
+    const Gpt2& model;
+    const Tokenizer* tokenizer;
+    const std::vector<ServeRequest>& requests;
+    const ServeClock& clock;
+    ServeStats& stats;
+    std::vector<std::vector<int>> eos_ids;                    // per request, as check_request resolved them
+    KvCache cache;                                            // (slots, positions) per layer
+    std::vector<std::optional<size_t>> in_slot;               // the request each row serves, if any
+    std::vector<std::unique_ptr<GenerationState>> states;     // made when a request is admitted
+    std::vector<Sampler> samplers;                            // each request's own coins
+    std::vector<ServedRequest> out;                           // what happened to each request
+    xt::xtensor<float, 1> logits;                             // (V) what the next pick reads
+    double t = 0;                                             // the serving clock's last reading
+};
+
+Server::Server(const Gpt2& m, const Tokenizer* tok, const std::vector<ServeRequest>& r, size_t slots,
+               const ServeClock& c, size_t positions, ServeStats& st)
+    : model(m), tokenizer(tok), requests(r), clock(c), stats(st),
+      cache(m.config(), slots, check_requests(m.config(), r, slots, positions, eos_ids)), in_slot(slots),
+      states(r.size()), out(r.size()) {
+    for (const ServeRequest& q : requests) samplers.push_back(make_sampler(q.config, q.seed));
+    stats = ServeStats{};
+}
+
+size_t Server::busy() const {
+    return static_cast<size_t>(std::count_if(in_slot.begin(), in_slot.end(), [](const auto& s) { return s.has_value(); }));
+}
+
+void Server::wait_for(double arrival) {
+    clock.wait_until(arrival);
+    stats.idle += arrival - t;
+    t = arrival;
+}
+
+void Server::take(size_t i, double ms) {
+    const int token = samplers[i](logits, states[i]->context());
+    if (!append_token(*states[i], token, logits, ms)) return;
+    out[i].finished = t;
+    out[i].generation = std::move(states[i]->out);
+    in_slot[out[i].slot].reset();
+}
+
+// [ch07:serve-step]
+void Server::admit(size_t i, size_t slot) {
+    in_slot[slot] = i;
+    out[i].slot = slot;
+    out[i].arrival = requests[i].arrival;
+    out[i].admitted = t;
+    states[i] = std::make_unique<GenerationState>(model.config(), tokenizer, requests[i].prompt, requests[i].config,
+                                                  eos_ids[i]);
+    cache.clear(slot);  // the row may hold a finished request's positions: start it at length 0
+    const double t0 = t;
+    logits = model.prefill(requests[i].prompt, cache, slot);
+    t = clock.now();
+    stats.prefills += 1;
+    out[i].first_token = t;
+    take(i, t - t0);  // the prefill's logits give the first token
+}
+
+void Server::decode_busy_rows() {
+    std::vector<size_t> rows;  // (B) the busy rows
+    std::vector<int> tokens;   // (B) each one's last token
+    for (size_t s = 0; s < in_slot.size(); ++s) {
+        if (!in_slot[s]) continue;
+        rows.push_back(s);
+        tokens.push_back(states[*in_slot[s]]->out.ids.back());
+    }
+    if (rows.empty()) return;  // every admitted request ended at its first token
+    const double t0 = t;
+    model.decode(tokens, rows, cache, BatchKernels::Invariant);  // a row's bits as if alone
+    t = clock.now();
+    stats.decode_steps += 1;
+    stats.decoded_tokens += static_cast<long>(rows.size());
+    const size_t V = static_cast<size_t>(model.config().vocab_size);
+    for (size_t b = 0; b < rows.size(); ++b) {
+        if (logits.size() != V) logits = xt::xtensor<float, 1>::from_shape({V});
+        std::copy_n(cache.logits().data() + b * V, V, logits.data());  // row b of (B, V)
+        take(*in_slot[rows[b]], t - t0);
+    }
+}
+// [/ch07:serve-step]
+
+}  // namespace
+
 // [ch07:serve-requests]
 std::vector<ServedRequest> serve_requests(const Gpt2& model, const Tokenizer* tokenizer,
                                           const std::vector<ServeRequest>& requests, size_t slots,
                                           Scheduling scheduling, const ServeClock& clock, size_t positions,
                                           ServeStats* stats) {
-    const ModelConfig& mc = model.config();
     if (!clock.now || !clock.wait_until)
         throw Error("serve_requests got a ServeClock without now or wait_until", "pass wall_clock() or set both functions");
-    std::vector<std::vector<int>> eos_ids;  // per request, as check_request resolved them
-    KvCache cache(mc, slots, check_requests(mc, requests, slots, positions, eos_ids));
     ServeStats local;
-    ServeStats& st = stats ? *stats : local;
-    st = ServeStats{};
-
-    const size_t n = requests.size();
-    std::vector<ServedRequest> out(n);
-    std::vector<std::unique_ptr<GenerationState>> states(n);  // made when a request is admitted
-    std::vector<Sampler> samplers;                             // each request's own coins
-    for (const ServeRequest& r : requests) samplers.push_back(make_sampler(r.config, r.seed));
-    std::vector<std::optional<size_t>> in_slot(slots);  // the request each row serves, if any
-    std::deque<size_t> waiting;                         // arrived, not admitted: first come, first served
-    size_t next = 0;                                    // the first request that has not arrived yet
-    double t = 0;                                       // the serving clock's last reading
-
-    // Request i picks and appends a token from `logits`, made by a call that ended at t and took ms;
-    // when its criteria fire, it is finished at t and its slot is free.
-    xt::xtensor<float, 1> logits;
-    const auto take = [&](size_t i, double ms) {
-        const int token = samplers[i](logits, states[i]->context());
-        if (!append_token(*states[i], token, logits, ms)) return;
-        out[i].finished = t;
-        out[i].generation = std::move(states[i]->out);
-        in_slot[out[i].slot].reset();
-    };
-    const auto busy = [&] { return std::count_if(in_slot.begin(), in_slot.end(), [](const auto& s) { return s.has_value(); }); };
-
-    while (next < n || !waiting.empty() || busy() > 0) {
-        while (next < n && requests[next].arrival <= t) waiting.push_back(next++);
-        if (busy() == 0 && waiting.empty()) {  // nothing to do until the next request arrives
-            clock.wait_until(requests[next].arrival);
-            st.idle += requests[next].arrival - t;
-            t = requests[next].arrival;
+    Server server(model, tokenizer, requests, slots, clock, positions, stats ? *stats : local);  // checks the requests
+    std::deque<size_t> waiting;  // arrived, not admitted: first come, first served
+    size_t next = 0;             // the first request that has not arrived yet
+    while (next < requests.size() || !waiting.empty() || server.busy() > 0) {
+        while (next < requests.size() && requests[next].arrival <= server.t) waiting.push_back(next++);
+        if (server.busy() == 0 && waiting.empty()) {
+            server.wait_for(requests[next].arrival);
             continue;
         }
-        // admit: Static only into an empty cache, Continuous into every free slot
-        if (scheduling == Scheduling::Continuous || busy() == 0) {
-            for (size_t s = 0; s < slots && !waiting.empty(); ++s) {
-                if (in_slot[s]) continue;
-                const size_t i = waiting.front();
+        // admit: Static only into an empty cache, Continuous into every free row
+        if (scheduling == Scheduling::Continuous || server.busy() == 0) {
+            for (size_t slot = 0; slot < slots && !waiting.empty(); ++slot) {
+                if (server.in_slot[slot]) continue;
+                server.admit(waiting.front(), slot);
                 waiting.pop_front();
-                in_slot[s] = i;
-                out[i].slot = s;
-                out[i].arrival = requests[i].arrival;
-                out[i].admitted = t;
-                states[i] = std::make_unique<GenerationState>(mc, tokenizer, requests[i].prompt, requests[i].config,
-                                                              eos_ids[i]);
-                cache.clear(s);  // the row may hold a finished request's positions
-                const double t0 = t;
-                logits = model.prefill(requests[i].prompt, cache, s);
-                t = clock.now();
-                st.prefills += 1;
-                out[i].first_token = t;
-                take(i, t - t0);
             }
         }
-        // one decode call for every busy row (those just admitted too): its last token, one position
-        std::vector<size_t> rows;
-        std::vector<int> tokens;
-        for (size_t s = 0; s < slots; ++s) {
-            if (!in_slot[s]) continue;
-            rows.push_back(s);
-            tokens.push_back(states[*in_slot[s]]->out.ids.back());
-        }
-        if (rows.empty()) continue;  // every admitted request ended at its first token
-        const double t0 = t;
-        model.decode(tokens, rows, cache, BatchKernels::Invariant);
-        t = clock.now();
-        st.decode_steps += 1;
-        st.decoded_tokens += static_cast<long>(rows.size());
-        const size_t V = static_cast<size_t>(mc.vocab_size);
-        for (size_t b = 0; b < rows.size(); ++b) {
-            if (logits.size() != V) logits = xt::xtensor<float, 1>::from_shape({V});
-            std::copy_n(cache.logits().data() + b * V, V, logits.data());
-            take(*in_slot[rows[b]], t - t0);
-        }
+        server.decode_busy_rows();  // those just admitted too
     }
-    return out;
+    return std::move(server.out);
 }
 // [/ch07:serve-requests]
 
