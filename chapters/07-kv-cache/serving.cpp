@@ -108,34 +108,44 @@ void serving(const Session& session, CsvRows& csv_rows) {
     const Tokenizer& tok = session.tokenizer;
     const double one_row_ms = decode_step_ms(model, tok, 1);
     const double step_ms = decode_step_ms(model, tok, kSlots);
-    // the machine's pace: the same requests all at once, continuous; the schedule then loads it to kLoad
-    const std::vector<ServedRequest> burst =
-        serve_requests(model, &tok, arrival_schedule(tok, 0), kSlots, Scheduling::Continuous, wall_clock());
-    double burst_ms = 0;
-    for (const ServedRequest& r : burst) burst_ms = std::max(burst_ms, r.finished);
-    const double per_request_ms = burst_ms / static_cast<double>(burst.size());
+    const std::vector<Scheduling> schedules{Scheduling::Static, Scheduling::Continuous};
+    // all at once: each policy's throughput when the slots never wait for a request; the best of
+    // two runs, interleaved (a busy machine only ever slows a run down, as in part 5)
+    const std::vector<ServeRequest> burst = arrival_schedule(tok, 0);
+    std::vector<ServeSummary> at_once(schedules.size());
+    for (int rep = 0; rep < 2; ++rep) {
+        for (size_t k = 0; k < schedules.size(); ++k) {
+            ServeStats stats;
+            const ServeSummary s =
+                summarize(serve_requests(model, &tok, burst, kSlots, schedules[k], wall_clock(), 0, &stats), stats);
+            if (rep == 0 || s.last_ms < at_once[k].last_ms) at_once[k] = s;
+        }
+    }
+    // over time: arrivals at kLoad of the pace continuous batching kept all at once
+    const double per_request_ms = at_once[1].last_ms / static_cast<double>(burst.size());
     const std::vector<ServeRequest> requests = arrival_schedule(tok, per_request_ms / kLoad);
     std::printf("\n== 7. Serving requests that arrive over time: static against continuous batching ==\n");
-    std::printf("  %zu requests (greedy, no EOS, %d to %d new tokens each) on a cache of %zu slots. All at once,\n"
-                "  continuous batching served them in %.1f ms here, %.2f ms per request; arriving at seeded\n"
-                "  random times, exponential gaps with a mean of %.2f ms, they load it to %.0f %%. One decode\n"
-                "  call took %.3f ms for 1 row and %.3f ms for %zu: a full step makes %zu tokens in %.2fx the\n"
-                "  time of one. Times in ms from the first arrival (ends at: the last token of all).\n",
-                requests.size(), kShortest, kLongest, kSlots, burst_ms, per_request_ms, per_request_ms / kLoad,
-                kLoad * 100, one_row_ms, step_ms, kSlots, kSlots, step_ms / one_row_ms);
-    std::printf("  %-10s %6s %9s %11s %9s %11s %9s %7s %13s %8s\n", "scheduling", "tokens", "tokens/s", "TTFT median",
+    std::printf("  %zu requests (greedy, no EOS, %d to %d new tokens each, %ld in all) on a cache of %zu slots,\n"
+                "  first all at once (best of 2), then arriving at seeded random times: exponential gaps, mean\n"
+                "  %.2f ms, %.0f %% of the pace continuous batching kept all at once (%.2f ms per request).\n"
+                "  One decode call took %.3f ms for 1 row and %.3f ms for %zu: a full step makes %zu tokens in\n"
+                "  %.2fx the time of one. Times in ms from the first arrival (ends at: the last token of all).\n",
+                requests.size(), kShortest, kLongest, at_once[0].tokens, kSlots, per_request_ms / kLoad, kLoad * 100,
+                per_request_ms, one_row_ms, step_ms, kSlots, kSlots, step_ms / one_row_ms);
+    std::printf("  %-10s  %11s  | %s\n", "", "all at once", "arriving over time");
+    std::printf("  %-10s  %11s  | %11s %9s %11s %9s %7s %13s %8s\n", "scheduling", "tokens/s", "TTFT median",
                 "TTFT p90", "TPOT median", "TPOT p90", "decodes", "rows per call", "ends at");
     std::vector<ServeSummary> summaries;
     std::vector<std::vector<ServedRequest>> runs;
-    for (Scheduling scheduling : {Scheduling::Static, Scheduling::Continuous}) {
+    for (size_t k = 0; k < schedules.size(); ++k) {
         ServeStats stats;
-        runs.push_back(serve_requests(model, &tok, requests, kSlots, scheduling, wall_clock(), 0, &stats));
+        runs.push_back(serve_requests(model, &tok, requests, kSlots, schedules[k], wall_clock(), 0, &stats));
         const ServeSummary s = summarize(runs.back(), stats);
         summaries.push_back(s);
-        std::printf("  %-10s %6ld %9.0f %11.2f %9.2f %11.3f %9.3f %7d %13.2f %8.1f\n", to_string(scheduling), s.tokens,
-                    s.tokens_per_s, s.ttft_median, s.ttft_p90, s.tpot_median, s.tpot_p90, s.stats.decode_steps,
+        std::printf("  %-10s  %11.0f  | %11.2f %9.2f %11.3f %9.3f %7d %13.2f %8.1f\n", to_string(schedules[k]),
+                    at_once[k].tokens_per_s, s.ttft_median, s.ttft_p90, s.tpot_median, s.tpot_p90, s.stats.decode_steps,
                     static_cast<double>(s.stats.decoded_tokens) / s.stats.decode_steps, s.last_ms);
-        const std::string name = to_string(scheduling);
+        const std::string name = to_string(schedules[k]);
         for (size_t i = 0; i < runs.back().size(); ++i) {
             const ServedRequest& r = runs.back()[i];
             const double x = static_cast<double>(i);
@@ -151,17 +161,18 @@ void serving(const Session& session, CsvRows& csv_rows) {
     const ServeSummary& co = summaries[1];
     std::printf("  Every request got the same tokens under both schedules: %s (each as it would alone: one decode\n"
                 "  call per step on BatchKernels::Invariant).\n", same ? "yes" : "NO");
-    std::printf("  Continuous against static: %.2fx the tokens/s, %.2fx the median TTFT, %.2fx the median TPOT,\n"
-                "  %.2f rows per decode call against %.2f.\n",
-                co.tokens_per_s / st.tokens_per_s, co.ttft_median / st.ttft_median, co.tpot_median / st.tpot_median,
-                static_cast<double>(co.stats.decoded_tokens) / co.stats.decode_steps,
+    std::printf("  Continuous against static: %.2fx the tokens/s all at once; over time %.2fx the median TTFT,\n"
+                "  %.2fx the median TPOT, %.2f rows per decode call against %.2f.\n",
+                at_once[1].tokens_per_s / at_once[0].tokens_per_s, co.ttft_median / st.ttft_median,
+                co.tpot_median / st.tpot_median, static_cast<double>(co.stats.decoded_tokens) / co.stats.decode_steps,
                 static_cast<double>(st.stats.decoded_tokens) / st.stats.decode_steps);
     std::printf("  Static lets a batch in only when every slot is free, so a finished row's slot stays empty until\n"
                 "  the batch's longest request ends, and a request that arrives meanwhile waits that long for its\n"
                 "  first token. Continuous refills a slot at the next step, so its decode calls carry more rows;\n"
                 "  that buys throughput as far as a fuller step costs less per token (the %.2fx above; at 1.00x\n"
-                "  the extra rows would be free, as when the weights come from main memory). Its price is in the\n"
-                "  TPOT columns: every admission's prefill runs between two decode steps of the rows going.\n",
+                "  the extra rows would be free, as when the weights come from main memory). Over time, both\n"
+                "  serve what arrives, so the gain shows as shorter waits. Its price is in the TPOT columns:\n"
+                "  every admission's prefill runs between two decode steps of the rows going.\n",
                 step_ms / one_row_ms);
 }
 
