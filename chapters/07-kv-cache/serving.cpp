@@ -170,9 +170,9 @@ void serving(const Session& session, CsvRows& csv_rows) {
                 "  the batch's longest request ends, and a request that arrives meanwhile waits that long for its\n"
                 "  first token. Continuous refills a slot at the next step, so its decode calls carry more rows;\n"
                 "  that buys throughput as far as a fuller step costs less per token (the %.2fx above; at 1.00x\n"
-                "  the extra rows would be free, as when the weights come from main memory). Over time, both\n"
-                "  serve what arrives, so the gain shows as shorter waits. Its price is in the TPOT columns:\n"
-                "  every admission's prefill runs between two decode steps of the rows going.\n",
+                "  the extra rows would be free, as when the weights come from main memory). Over time, the\n"
+                "  arrivals set most of the run's length, so the gain shows as shorter waits. Its price is in\n"
+                "  the TPOT columns: every admission's prefill runs between two decode steps of the rows going.\n",
                 step_ms / one_row_ms);
 }
 
