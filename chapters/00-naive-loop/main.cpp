@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
         for (const StepRecord& s : steps) ids.push_back(s.token);
         const std::vector<Timing> timings = time_contexts(model, ids, lengths, 7);
         print_cost(timings, static_cast<int>(prompt.size()), static_cast<int>(steps.size()));
-        print_worked_formula(model, ids, 7);
+        print_worked_formula(model, ids, 11);
         if (!opt.csv.empty()) {
             std::vector<int> every{1};  // the plot gets 1 and every 16th length
             for (int length = 16; length <= c.n_positions; length += 16) every.push_back(length);
