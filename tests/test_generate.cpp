@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <memory>
+#include <utility>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/utf8.hpp"
@@ -33,6 +34,16 @@ struct Script {
         };
     }
 };
+
+// The ids of the single-byte tokens C3 and A9, which together make "é" (-1 where there is none).
+std::pair<int, int> e_acute_bytes(const Tokenizer& tok) {
+    int lead = -1, cont = -1;
+    for (int id = 0; id < tok.vocab_size(); ++id) {
+        if (tok.token_bytes(id) == "\xC3") lead = id;
+        if (tok.token_bytes(id) == "\xA9") cont = id;
+    }
+    return {lead, cont};
+}
 
 GenerationConfig with_length(int n) {
     GenerationConfig c;
@@ -101,11 +112,7 @@ TEST_CASE("the loop streams text without splitting a UTF-8 character", "[generat
     // Find two byte tokens that together make "é" (C3 A9), if the vocabulary has them.
     const Tokenizer& tok = tokenizer();
     const std::vector<int> e_acute = tok.encode("\xC3\xA9");
-    int lead = -1, cont = -1;
-    for (int id = 0; id < tok.vocab_size(); ++id) {
-        if (tok.token_bytes(id) == "\xC3") lead = id;
-        if (tok.token_bytes(id) == "\xA9") cont = id;
-    }
+    const auto [lead, cont] = e_acute_bytes(tok);
     REQUIRE(lead >= 0);
     REQUIRE(cont >= 0);
     Script s{{lead, cont, lead}, {}, {}};
@@ -147,11 +154,7 @@ TEST_CASE("skip_special_tokens leaves <|endoftext|> out of the text and keeps it
     const int eot = tok.eot_id();
     REQUIRE(eot == 2047);
     REQUIRE(tok.is_special(eot));
-    int lead = -1, cont = -1;
-    for (int id = 0; id < tok.vocab_size(); ++id) {
-        if (tok.token_bytes(id) == "\xC3") lead = id;
-        if (tok.token_bytes(id) == "\xA9") cont = id;
-    }
+    const auto [lead, cont] = e_acute_bytes(tok);
     REQUIRE(lead >= 0);
     REQUIRE(cont >= 0);
     GenerationConfig c = with_length(3);
@@ -189,23 +192,19 @@ TEST_CASE("skip_special_tokens holds in every loop that makes text", "[generate]
     const std::string without = text.substr(0, text.size() - name.size());
     GenerationConfig config = with_length((*found)["max_new_tokens"].get<int>());
     config.skip_special_tokens = true;
-    SECTION("generate") {
-        const Generation out = generate(model(), tokenizer(), prompt, config, greedy);
-        CHECK(out.ids == ids);
-        CHECK(out.text == without);
-    }
-    SECTION("generate_cached") {
-        const Generation out = generate_cached(model(), tokenizer(), prompt, config, greedy);
-        CHECK(out.ids == ids);
-        CHECK(out.text == without);
-    }
-    SECTION("generate_speculative") {
+    SECTION("generate, generate_cached and generate_speculative") {
         GenerationConfig spec = config;
         spec.prompt_lookup_num_tokens = 3;
         const Drafter drafter = prompt_lookup_drafter(false, 1, 2, {tokenizer().eot_id()});
-        const Generation out = generate_speculative(model(), tokenizer(), prompt, spec, drafter);
-        CHECK(out.ids == ids);
-        CHECK(out.text == without);
+        const std::vector<std::pair<std::string, Generation>> runs = {
+            {"generate", generate(model(), tokenizer(), prompt, config, greedy)},
+            {"generate_cached", generate_cached(model(), tokenizer(), prompt, config, greedy)},
+            {"generate_speculative", generate_speculative(model(), tokenizer(), prompt, spec, drafter)}};
+        for (const auto& [loop, out] : runs) {
+            INFO(loop);
+            CHECK(out.ids == ids);
+            CHECK(out.text == without);
+        }
     }
     SECTION("beam search, plain and cached") {
         GenerationConfig beams = config;
