@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Tests of check_course.py's rules that need no build: the site-marker check, the answers-after-
 exercises check and finding the per-chapter exercise test binaries; the quiz extension's shuffle and
-its guessable-answer check (docs/_ext/quiz.py), and the site's output excerpts
+its guessable-answer check (docs/_ext/quiz.py), and the site's output excerpts and :printed: figures
 (docs/_ext/decodebook_site.py). Run by tools/run-tests.sh before the build.
 
     /usr/bin/python3 tests/course/test_check_course.py      (or: -m unittest from tests/course)
@@ -375,6 +375,50 @@ class OutputExcerpt(unittest.TestCase):
             self.site.excerpt_lines(self.OUTPUT, "== 9.", "")
         with self.assertRaisesRegex(ValueError, "no line after '== 3.' contains '== 1.'"):
             self.site.excerpt_lines(self.OUTPUT, "== 3.", "== 1.")
+
+
+class PrintedFigures(unittest.TestCase):
+    """docs/_ext/decodebook_site.py's :printed: role: a figure in the prose must be in one of the
+    page's program outputs (spaces squeezed), never in a block the page writes itself."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "_ext"))
+        import decodebook_site  # noqa: E402  (needs python3-sphinx: tools/install-deps.sh --docs)
+        cls.site = decodebook_site
+
+    def warnings_for(self, written: str, output: str, figures: list) -> list:
+        from docutils import nodes
+        from docutils.frontend import OptionParser
+        from docutils.parsers.rst import Parser
+        from docutils.utils import new_document
+        doc = new_document("page", OptionParser(components=(Parser,)).get_default_values())
+        doc += nodes.literal_block(written, written)       # a code block the page writes
+        self.site.note_written_blocks(None, doc)
+        doc += nodes.literal_block(output, output)         # what programoutput puts in later
+        para = nodes.paragraph()
+        for f in figures:
+            para += self.site.printed_role("printed", f, f, 1, None)[0]
+        doc += para
+        said = []
+        original = self.site.logger.warning
+        self.site.logger.warning = lambda message, **kw: said.append(message)
+        try:
+            self.site.check_printed(None, doc)
+        finally:
+            self.site.logger.warning = original
+        return said
+
+    def test_a_figure_the_output_holds_passes_even_wrapped(self):
+        self.assertEqual(self.warnings_for("", "beam 4      20.0   tokens\nsampling 18.2 tokens", ["20.0 tokens", "18.2\ntokens"]), [])
+
+    def test_a_figure_the_output_lacks_fails_naming_it(self):
+        said = self.warnings_for("", "beam 4 20.0 tokens", ["shorter than 18.2 tokens"])
+        self.assertEqual(len(said), 1)
+        self.assertIn("'shorter than 18.2 tokens'", said[0])
+
+    def test_a_block_the_page_writes_does_not_count(self):
+        self.assertEqual(len(self.warnings_for("sampling 18.2 tokens", "beam 4 20.0 tokens", ["18.2 tokens"])), 1)
 
 
 if __name__ == "__main__":
