@@ -5,7 +5,8 @@
 //   forward the whole sequence -> take the last position's logits -> pick -> append -> stop?
 // This program runs that loop on the embedded model, streams the text as it grows, and times
 // one step at growing context lengths: each step re-reads the whole prefix, so a step costs in
-// proportion to the positions it computes, and the whole loop O(n^2).
+// proportion to the positions it computes, and the whole loop O(n^2); then it works the usual
+// cost formula O(T (L + T) d^2) for L = 8, T = 20, d = 64 beside those 20 steps measured.
 //
 // Library code this chapter introduces: Gpt2::forward (model/gpt2.hpp), Tokenizer
 // (model/tokenizer.hpp), last_position_logits and generate_naive (decoding/naive_loop.hpp),
