@@ -111,7 +111,7 @@ public:
             return rows;
         };
         std::vector<Hypothesis> hyps = beam_search(cached, eos_, static_cast<int>(prompt_.size()), config);
-        fill_texts(hyps, tok_);
+        fill_texts(hyps, tok_, config.skip_special_tokens);
         return hyps;
     }
 

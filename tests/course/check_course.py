@@ -32,8 +32,9 @@
    sampling/ and constrain/ only base/ and themselves; decoding/ everything but course/ and
    exercises.hpp. `--layering` runs this check alone (the build runs it: target check_layering).
 9. No page shows an exercise's answer before the exercise: a literalinclude of library code that
-   overlaps a function the manifest's `answer` names (a twin, not a `Class::*` guard) and sits
-   above that exercise's `.. exercise::` on its page must be folded under `.. details::`.
+   overlaps a function the manifest's `answer` names (a twin, not a `Class::*` guard) and comes
+   before that exercise's `.. exercise::` (above it on its page, or on any earlier chapter's page:
+   every page is checked against every exercise) must be folded under `.. details::`.
 10. The `docs` target (docs/CMakeLists.txt) depends on every program a page's command-output or
    a plot's chapter_csv runs, so the README's site command works in a fresh build folder.
 11. Every number of 10 or more, or with a decimal point, in the prose of a re-read chapter page
@@ -487,30 +488,44 @@ def included_lines(code: str, options: dict) -> tuple[int, int]:
 EXERCISE = re.compile(r"^\.\.\s+exercise::\s*(\S+)")
 
 
+def page_order(page: str) -> int:
+    """Where a page sits in the course: a chapter page (docs/chapters/NN-name.rst) at its chapter NN;
+    any other page (the FAQ, the limitations, the index) after every chapter."""
+    m = re.match(r"docs/chapters/(\d+)-", page)
+    return int(m.group(1)) if m else 10 ** 6
+
+
 def early_answer_problems(pages: dict[str, str], code: dict[str, str], manifest: dict) -> list[str]:
-    """Every literalinclude of library code that shows (part of) a library twin of an exercise, on
-    the page that introduces the exercise, above the exercise and not folded under `.. details::`:
-    the student would read the answer before trying. The twins are the functions the manifest's
+    """Every literalinclude of library code that shows (part of) a library twin of an exercise, not
+    folded under `.. details::`, before the student reaches that exercise: above it on the page that
+    introduces it, or on any page before that one in the course (chapter 02's listing of the chain
+    once showed exercise 06.2's min_new_tokens unfolded). The twins are the functions the manifest's
     `answer` names; a whole class (`decodebook::Gpt2::*`) is there to stop calls of its helpers,
     not a listing of the answer, so it is not one."""
     answers = {e["id"]: [a for a in e["answer"] if not a.endswith("::*")] for e in manifest["exercises"]}
+    homes = {}  # exercise id -> (page, line) of its `.. exercise::`, the first in course order
+    for page in sorted(pages, key=lambda p: (page_order(p), p)):
+        for n, line in enumerate(pages[page].splitlines(), 1):
+            if (m := EXERCISE.match(line)):
+                homes.setdefault(m.group(1), (page, n))
     problems = []
     for page in sorted(pages):
         lines = pages[page].splitlines()
-        exercises = [(n, m.group(1)) for n, line in enumerate(lines, 1) if (m := EXERCISE.match(line))]
         for line, target, options in literalincludes(page, pages[page]):
             if not target.startswith("lib/") or target not in code or folded(lines, line - 1):
                 continue
             first, last = included_lines(code[target], options)
             shown = [(name, a, b) for name, a, b in top_level_functions(code[target]) if a <= last and b >= first]
-            for at, exercise in exercises:
-                if at < line:
+            for exercise, (home, at) in sorted(homes.items()):
+                before = at > line if home == page else page_order(home) > page_order(page)
+                if not before:  # the student has met the exercise already
                     continue
                 for name, a, b in shown:
                     if any(answer_matches(answer, name) for answer in answers.get(exercise, [])):
+                        where = f"line {at}" if home == page else f"{home}:{at}, a later page"
                         problems.append(f"{page}:{line}: shows {target}'s {name} (lines {max(a, first)}-{min(b, last)}"
-                                        f" of {a}-{b}), the answer to exercise {exercise}, above the exercise "
-                                        f"(line {at}) and not folded: put it under `.. details::` or after "
+                                        f" of {a}-{b}), the answer to exercise {exercise}, before the exercise "
+                                        f"({where}) and not folded: put it under `.. details::` or after "
                                         f"the exercise")
     return problems
 

@@ -164,7 +164,7 @@ class AnswersAfterExercises(unittest.TestCase):
         got = early(answer_page("ch06:find-stop", folded=False))
         self.assertEqual(len(got), 1, got)
         self.assertIn("docs/chapters/06-x.rst:4: shows lib/src/s.cpp's find_stop (lines 7-10 of 7-10), "
-                      "the answer to exercise 06.1, above the exercise (line 8)", got[0])
+                      "the answer to exercise 06.1, before the exercise (line 8)", got[0])
 
     def test_folded_or_after_the_exercise_passes(self):
         self.assertEqual(early(answer_page("ch06:find-stop", folded=True)), [])
@@ -178,6 +178,48 @@ class AnswersAfterExercises(unittest.TestCase):
                                                  {"lib/src/s.cpp": ANSWER_CODE}, manifest)
         self.assertEqual(len(got), 1, got)
         self.assertIn("Stream::push (lines 15-15 of 13-17)", got[0])
+
+    def test_a_later_chapters_exercise_counts_on_every_earlier_page(self):
+        # find_stop is 06.1's answer; chapter 02's page shows it unfolded, chapter 06's page has
+        # the exercise: the student meets the answer four chapters early. After chapter 06 (page 07)
+        # or folded, the same listing is fine.
+        listing = answer_page("ch06:find-stop", folded=False).split(".. exercise::")[0]
+        exercises = ".. exercise:: 06.1\n\n.. exercise:: 06.2\n"
+        pages = {"docs/chapters/02-early.rst": listing, "docs/chapters/06-x.rst": exercises}
+        got = check_course.early_answer_problems(pages, {"lib/src/s.cpp": ANSWER_CODE}, MANIFEST)
+        self.assertEqual(got, ["docs/chapters/02-early.rst:4: shows lib/src/s.cpp's find_stop (lines 7-10 of 7-10), "
+                               "the answer to exercise 06.1, before the exercise (docs/chapters/06-x.rst:1, a later "
+                               "page) and not folded: put it under `.. details::` or after the exercise"])
+        later = {"docs/chapters/07-late.rst": listing, "docs/chapters/06-x.rst": exercises}
+        self.assertEqual(check_course.early_answer_problems(later, {"lib/src/s.cpp": ANSWER_CODE}, MANIFEST), [])
+        folded = {"docs/chapters/02-early.rst": answer_page("ch06:find-stop", folded=True).split(".. exercise::")[0],
+                  "docs/chapters/06-x.rst": exercises}
+        self.assertEqual(check_course.early_answer_problems(folded, {"lib/src/s.cpp": ANSWER_CODE}, MANIFEST), [])
+
+    def test_pages_outside_the_chapters_come_after_them(self):
+        self.assertEqual(check_course.page_order("docs/chapters/06-stop-sequences.rst"), 6)
+        self.assertGreater(check_course.page_order("docs/faq.rst"), check_course.page_order("docs/chapters/10-x.rst"))
+        pages = {"docs/faq.rst": answer_page("ch06:find-stop", folded=False).split(".. exercise::")[0],
+                 "docs/chapters/06-x.rst": ".. exercise:: 06.1\n"}
+        self.assertEqual(check_course.early_answer_problems(pages, {"lib/src/s.cpp": ANSWER_CODE}, MANIFEST), [])
+
+    def test_chapter_02s_chain_listing_unfolded_is_named(self):
+        # Issue 25: chapter 02's [ch02:chain] listing showed 06.2's min_new_tokens unfolded. The real
+        # page, with its details block taken away (the listing dedented to the page's level), fails
+        # with 06.2's twin named; the real page, folded, passes (test_the_real_site_passes).
+        pages, code = check_course.read_site_files()
+        with open(os.path.join(check_course.ROOT, "exercises", "manifest.json"), encoding="utf-8") as f:
+            manifest = check_course.json.load(f)
+        page = "docs/chapters/02-temperature.rst"
+        lines = pages[page].splitlines()
+        at = next(n for n, line in enumerate(lines) if line.startswith(".. details::") and "LogitsChain" in line)
+        end = next(n for n in range(at + 2, len(lines)) if lines[n] and not lines[n].startswith("   "))
+        unfolded = lines[:at] + [line[3:] for line in lines[at + 2:end]] + lines[end:]
+        got = check_course.early_answer_problems({**pages, page: "\n".join(unfolded)}, code, manifest)
+        self.assertEqual(len(got), 1, got)
+        self.assertRegex(got[0], r"^docs/chapters/02-temperature.rst:\d+: shows lib/src/decoding/sampler.cpp's "
+                                 r"apply_min_new_tokens .*the answer to exercise 06.2, before the exercise "
+                                 r"\(docs/chapters/06-stop-sequences.rst:\d+, a later page\)")
 
     def test_the_real_site_passes(self):
         pages, code = check_course.read_site_files()
