@@ -388,7 +388,7 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
         const auto [naive, cached] = naive_and_cached_seconds(model, naive_tokens);
         row("GPT-2 124M shape: naive loop", fixed(naive, 2, "s"));
         row("GPT-2 124M shape: cached loop", fixed(cached, 2, "s"), fixed(naive / cached, 1, "x faster"));
-        const Gpt2 small = Gpt2::load(cl.model_dir);
+        const Gpt2 small = Gpt2::load(cl.model_dir, cl.dtype);
         const int small_tokens = std::min(naive_tokens, small.config().n_positions - 8);
         const auto [naive_s, cached_s] = naive_and_cached_seconds(small, small_tokens);
         row(("embedded model (" + std::to_string(small_tokens) + " tokens): naive").c_str(), fixed(naive_s * 1e3, 1, "ms"));
@@ -410,7 +410,7 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
         report["verify"].push_back({{"k", k}, {"step_s", one}, {"verify_s", many}, {"ratio", many / one}});
     }
     {
-        const Gpt2 small = Gpt2::load(cl.model_dir);
+        const Gpt2 small = Gpt2::load(cl.model_dir, cl.dtype);
         const Tokenizer tok = Tokenizer::load(cl.model_dir);
         const std::string draft_dir = resolve_assistant_dir(cl.extra.at("assistant-model"));
         const std::optional<Gpt2> draft = draft_dir.empty() ? std::nullopt : std::optional<Gpt2>(Gpt2::load(draft_dir));
