@@ -57,6 +57,14 @@ std::vector<float> random_floats(size_t n, uint64_t seed) {
     return x;
 }
 
+// One kernel target (set_kernel_target) for a scope; the best one again when it ends.
+struct KernelTarget {
+    explicit KernelTarget(const std::string& name) { set_kernel_target(name); }
+    ~KernelTarget() { set_kernel_target(kernel_targets_supported().front()); }
+    KernelTarget(const KernelTarget&) = delete;
+    KernelTarget& operator=(const KernelTarget&) = delete;
+};
+
 std::vector<float> widened(const std::vector<uint16_t>& h) {
     std::vector<float> f(h.size());
     for (size_t i = 0; i < h.size(); ++i) f[i] = half_to_float(h[i]);  // chapter 00's widening
@@ -89,14 +97,18 @@ TEST_CASE("widen_halves widens all 65536 halves exactly as half_to_float and by 
     std::vector<uint16_t> all(65536);
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<uint16_t>(i);
     std::vector<float> out(all.size());
-    widen_halves(all.data(), all.size(), out.data());
-    size_t differ = 0;
-    for (size_t i = 0; i < all.size(); ++i) {
-        const float want = half_to_float(all[i]);
-        if (std::isnan(want) ? !std::isnan(out[i]) : std::bit_cast<uint32_t>(want) != std::bit_cast<uint32_t>(out[i]))
-            ++differ;
+    for (const std::string& target : kernel_targets_supported()) {  // F16C on v3 and v4, integers on the default
+        KernelTarget use(target);
+        widen_halves(all.data(), all.size(), out.data());
+        size_t differ = 0;
+        for (size_t i = 0; i < all.size(); ++i) {
+            const float want = half_to_float(all[i]);
+            if (std::isnan(want) ? !std::isnan(out[i]) : std::bit_cast<uint32_t>(want) != std::bit_cast<uint32_t>(out[i]))
+                ++differ;
+        }
+        INFO("target " << target);
+        CHECK(differ == 0);
     }
-    CHECK(differ == 0);
     // by hand: 2^-24, 1023 x 2^-24, 2^-14, 1, 65504, infinities, -0
     CHECK(out[0x0001] == 0x1p-24f);
     CHECK(out[0x03ff] == 1023 * 0x1p-24f);
@@ -145,10 +157,11 @@ TEST_CASE("parse_weight_dtype takes f32 and f16 and names the fix for anything e
     CHECK_THROWS_AS(parse_weight_dtype("F16"), Error);
 }
 
-TEST_CASE("the f16 matvec equals the float32 matvec on the widened weights bit for bit on odd shapes", "[f16][kernels]") {
+TEST_CASE("the f16 matvec equals the float32 matvec on the widened weights bit for bit on odd shapes on every target", "[f16][kernels]") {
     // in: below one block of four rows, odd, a multiple of 16 and not; out: below and above the
     // 2 x 16 columns a pass takes, odd; 1, 2 and 5 rows; 1 and 2 threads
     uint64_t seed = 1;
+    for (const std::string& target : kernel_targets_supported())
     for (size_t in : {1, 3, 7, 13, 64, 77})
         for (size_t out : {1, 5, 33, 100})
             for (size_t B : {1, 2, 5})
@@ -158,9 +171,10 @@ TEST_CASE("the f16 matvec equals the float32 matvec on the widened weights bit f
                                              bias = random_floats(out, seed++);
                     std::vector<float> y16(B * out), y32(B * out), partial(B * out);
                     Threads t(threads);
+                    KernelTarget use(target);
                     matvec_f16(x.data(), B, W.data(), bias.data(), in, out, y16.data(), partial.data());
                     matvec(x.data(), B, Wf.data(), bias.data(), in, out, y32.data(), partial.data());
-                    INFO("in " << in << " out " << out << " B " << B << " threads " << threads);
+                    INFO("target " << target << " in " << in << " out " << out << " B " << B << " threads " << threads);
                     CHECK(same_bits(y16.data(), y32.data(), y16.size()));
                     matvec_f16(x.data(), B, W.data(), nullptr, in, out, y16.data(), partial.data());
                     matvec(x.data(), B, Wf.data(), nullptr, in, out, y32.data(), partial.data());
@@ -168,9 +182,10 @@ TEST_CASE("the f16 matvec equals the float32 matvec on the widened weights bit f
                 }
 }
 
-TEST_CASE("the f16 lm_head equals the float32 lm_head on the widened weights bit for bit on odd shapes", "[f16][kernels]") {
+TEST_CASE("the f16 lm_head equals the float32 lm_head on the widened weights bit for bit on odd shapes on every target", "[f16][kernels]") {
     // n: below 16, 16, one past, not a multiple; rows: 1, odd, even; 1, 2 and 5 rows of x
     uint64_t seed = 100;
+    for (const std::string& target : kernel_targets_supported())
     for (size_t rows : {1, 3, 17, 64, 101})
         for (size_t n : {1, 15, 16, 17, 50, 192})
             for (size_t B : {1, 2, 5})
@@ -179,9 +194,10 @@ TEST_CASE("the f16 lm_head equals the float32 lm_head on the widened weights bit
                     const std::vector<float> Mf = widened(M), x = random_floats(B * n, seed++);
                     std::vector<float> y16(B * rows), y32(B * rows);
                     Threads t(threads);
+                    KernelTarget use(target);
                     matvec_transposed_f16(x.data(), B, M.data(), rows, n, y16.data());
                     matvec_transposed(x.data(), B, Mf.data(), rows, n, y32.data());
-                    INFO("rows " << rows << " n " << n << " B " << B << " threads " << threads);
+                    INFO("target " << target << " rows " << rows << " n " << n << " B " << B << " threads " << threads);
                     CHECK(same_bits(y16.data(), y32.data(), y16.size()));
                 }
 }
@@ -213,14 +229,16 @@ TEST_CASE("f16 and f32 holding of the F16 checkpoint give bit-identical forward 
     }
 }
 
-TEST_CASE("f16 and f32 holding give bit-identical decode logits on 1 and 2 threads in batches of 1 and 5", "[f16][model][batch]") {
+TEST_CASE("f16 and f32 holding give bit-identical decode logits on every target on 1 and 2 threads in batches of 1 and 5", "[f16][model][batch]") {
     const ModelConfig& mc = held_f16().config();
     const size_t V = static_cast<size_t>(mc.vocab_size);
     const std::vector<std::string> texts = {"The cat", "A fortune:", "You will", "Q: why", "Once upon a time"};
+    for (const std::string& target : kernel_targets_supported())
     for (BatchKernels kernels : {BatchKernels::Invariant, BatchKernels::Gemm})
         for (size_t B : {1, 5})
             for (int threads : {1, 2}) {
                 Threads t(threads);
+                KernelTarget use(target);
                 KvCache ca(mc, B, 32), cb(mc, B, 32);
                 std::vector<size_t> rows;
                 for (size_t i = 0; i < B; ++i) {
@@ -233,7 +251,7 @@ TEST_CASE("f16 and f32 holding give bit-identical decode logits on 1 and 2 threa
                     for (size_t i = 0; i < B; ++i) tokens[i] = static_cast<int>((step * 131 + i * 977) % V);
                     held_f16().decode(tokens, rows, ca, kernels);
                     held_f32().decode(tokens, rows, cb, kernels);
-                    INFO("kernels " << (kernels == BatchKernels::Gemm ? "gemm" : "invariant") << " B " << B
+                    INFO("target " << target << " kernels " << (kernels == BatchKernels::Gemm ? "gemm" : "invariant") << " B " << B
                                     << " threads " << threads << " step " << step);
                     CHECK(same_bits(ca.logits().data(), cb.logits().data(), B * V));
                 }

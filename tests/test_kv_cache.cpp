@@ -9,6 +9,7 @@
 #include <string>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/decoding/cached_loops.hpp"
@@ -539,16 +540,17 @@ bool has_all(const std::string& flags, std::initializer_list<const char*> wanted
 
 }  // namespace
 
-TEST_CASE("the kernels run the clone the processor's features choose", "[kv][kernels]") {
-    // issue 24: the roofline and the kernels are judged per clone, so the clone the loader chose
-    // (kernel_target: a function in the kernels' three versions names the one it runs) must be
-    // the highest level the processor reaches. The levels are the x86-64 psABI's, read here in
-    // Linux's flag names: v2 (cx16 lahf_lm popcnt pni = SSE3, sse4_1 sse4_2 ssse3), v3 adds avx
-    // avx2 bmi1 bmi2 f16c fma abm (LZCNT) movbe xsave, v4 adds avx512f avx512bw avx512cd
-    // avx512dq avx512vl.
+TEST_CASE("the kernels run the best target the processor's features allow", "[kv][kernels]") {
+    // issue 24: the roofline and the kernels are judged per target, so the table chosen at start
+    // (kernel_target) must be the highest level the processor reaches, and kernel_targets_supported
+    // every level it reaches. The levels are the x86-64 psABI's, read here in Linux's flag names:
+    // v2 (cx16 lahf_lm popcnt pni = SSE3, sse4_1 sse4_2 ssse3), v3 adds avx avx2 bmi1 bmi2 f16c
+    // fma abm (LZCNT) movbe xsave, v4 adds avx512f avx512bw avx512cd avx512dq avx512vl.
     const std::string target = kernel_target();
+    const std::vector<std::string> supported = kernel_targets_supported();
 #if defined(__clang__)
-    CHECK(target == "x86-64 (SSE2)");  // no clones under clang (the fuzzing build)
+    CHECK(target == "x86-64 (SSE2)");  // one target under clang (the fuzzing build)
+    CHECK(supported == std::vector<std::string>{"x86-64"});
 #else
     __builtin_cpu_init();
     const bool v3 = __builtin_cpu_supports("x86-64-v3"), v4 = __builtin_cpu_supports("x86-64-v4");
@@ -563,6 +565,11 @@ TEST_CASE("the kernels run the clone the processor's features choose", "[kv][ker
         const std::string by_linux = l4 ? "x86-64-v4 (AVX-512)" : l3 ? "x86-64-v3 (AVX2, FMA)" : "x86-64 (SSE2)";
         INFO("/proc/cpuinfo flags:" << flags);
         CHECK(target == by_linux);
+        std::vector<std::string> levels;
+        if (l4) levels.push_back("x86-64-v4");
+        if (l3) levels.push_back("x86-64-v3");
+        levels.push_back("x86-64");
+        CHECK(supported == levels);
     }
 #endif
 }

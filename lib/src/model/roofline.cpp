@@ -44,36 +44,30 @@ double decode_roofline_ms(const ModelConfig& config, int bytes_per_weight, doubl
 
 namespace {
 
-// Four floats as one value (GCC's vector extension): one SSE2 register, half an AVX2 one, a
-// quarter of an AVX-512 one. The read below is written in it, not in the kernels' 64-byte Lanes,
-// so no clone's code generation can slow it down: on AVX2 GCC 12 keeps a 64-byte vector in
-// memory (a store per load), and the roofline measured with it fell with the kernels it judges
-// (issue 24: decode printed at 96 to 118 % of its roofline on a Zen 3). Four-float loads are no
-// limit on a read of memory: two or more a cycle are over 100 GB/s at 4 GHz.
-typedef float Lanes4 __attribute__((vector_size(16)));
-
-inline __attribute__((always_inline)) Lanes4 load4(const float* p) {
-    Lanes4 v;
-    std::memcpy(&v, p, sizeof v);  // an unaligned load
-    return v;
-}
+// The read below is written in four-float lanes (Vec<4>: one SSE2 register, half an AVX2 one, a
+// quarter of an AVX-512 one), not in the kernels' Partials, so it cannot share the kernels' code
+// generation fate: in a 64-byte vector on AVX2, GCC 12 kept the sums in memory (a store per load),
+// and the roofline measured with it fell with the kernels it judges (issue 24: decode printed at
+// 96 to 118 % of its roofline on a Zen 3). Four-float loads are no limit on a read of memory: two
+// or more a cycle are over 100 GB/s at 4 GHz. It is compiled for each target like the kernels
+// (the table's sum_floats), so each target is held against its own plain read.
 
 // The sum of n floats read as S streams n / S floats apart: a pure read of memory. One processor
 // reads fastest with one stream, another with several in flight (the kernels read several), so
 // the bandwidth measurement tries S = 1, 2 and 4. Eight independent four-float accumulators in
 // all (8 / S per stream), so no addition waits for the one before it; GCC keeps all eight in
-// registers in every clone (checked in the assembly of the x86-64-v4, v3 and default clones).
+// registers on every target (checked in the assembly of the x86-64-v4, v3 and default versions).
 template <size_t S>
-DECODEBOOK_CLONES float sum_floats(const float* __restrict p, size_t n) {
+inline __attribute__((always_inline)) float sum_floats(const float* __restrict p, size_t n) {
     constexpr size_t A = 8 / S;       // accumulators per stream
     constexpr size_t L = 4 * A;       // floats a stream reads per step
     const size_t q = n / S / L * L;   // floats per stream
-    Lanes4 acc[S][A] = {};
+    Vec<4> acc[S][A] = {};
     for (size_t i = 0; i < q; i += L)
 #pragma GCC unroll 4
         for (size_t k = 0; k < S; ++k)
 #pragma GCC unroll 8
-            for (size_t a = 0; a < A; ++a) acc[k][a] += load4(p + k * q + i + 4 * a);
+            for (size_t a = 0; a < A; ++a) acc[k][a] += load_lanes<Vec<4>>(p + k * q + i + 4 * a);
     float sum = 0;
     for (size_t k = 0; k < S; ++k)
         for (size_t a = 0; a < A; ++a)
@@ -84,11 +78,21 @@ DECODEBOOK_CLONES float sum_floats(const float* __restrict p, size_t n) {
 
 }  // namespace
 
+// Each target's versions of the read (the table of pointers is in kernels/blas.cpp).
+#define DECODEBOOK_DEFINE_SUM_FLOATS(NS, ATTR, W_)                                    \
+    namespace kernels_detail::NS {                                                    \
+    ATTR float sum_floats_1(const float* p, size_t n) { return sum_floats<1>(p, n); } \
+    ATTR float sum_floats_2(const float* p, size_t n) { return sum_floats<2>(p, n); } \
+    ATTR float sum_floats_4(const float* p, size_t n) { return sum_floats<4>(p, n); } \
+    }
+DECODEBOOK_FOR_EACH_TARGET(DECODEBOOK_DEFINE_SUM_FLOATS)
+
 double measure_read_bandwidth(size_t bytes, int threads, int repeats) {
     if (threads < 1 || repeats < 1) throw Error("measure_read_bandwidth needs threads >= 1 and repeats >= 1", "pass positive counts");
     const size_t n = bytes / sizeof(float);
     double best = 1e30;
     volatile float sink = 0;
+    const auto& read = kernels().sum_floats;  // the target in use (set_kernel_target), 1, 2 and 4 streams
     // in 4 KiB pages and in the weights' memory (2 MiB pages where the kernel gives them), each
     // read as one, two and four streams: the fastest way of reading counts
     const auto rounds = [&](const float* buffer) {
@@ -100,9 +104,7 @@ double measure_read_bandwidth(size_t bytes, int threads, int repeats) {
                 {
                     const auto [b, e] = chunk(n, omp_get_num_threads(), omp_get_thread_num());
                     const float* part = buffer + b;
-                    total += streams == 1 ? sum_floats<1>(part, e - b)
-                             : streams == 2 ? sum_floats<2>(part, e - b)
-                                            : sum_floats<4>(part, e - b);
+                    total += read[streams == 1 ? 0 : streams == 2 ? 1 : 2](part, e - b);
                 }
                 sink = sink + total;
                 best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace decodebook {
 
@@ -131,9 +132,22 @@ void layer_norm_rows(const float* x, size_t T, size_t C, const float* gain, cons
 /// GPT-2's tanh GELU in place on n floats (chapter 00's formula). Introduced in chapter 07.
 void gelu_in_place(float* x, size_t n);
 
-/// Which compiled version of the decode kernels this processor runs: "x86-64-v4 (AVX-512)",
-/// "x86-64-v3 (AVX2, FMA)" or "x86-64 (SSE2)". Introduced in chapter 07.
+/// Which compiled version of the kernels runs: "x86-64-v4 (AVX-512)", "x86-64-v3 (AVX2, FMA)" or
+/// "x86-64 (SSE2)". Each kernel is compiled once per target from one body, every target adding the
+/// same products in the same order (the same bits); the best target this processor runs is chosen
+/// when the program starts, unless set_kernel_target chose another. Introduced in chapter 07.
 std::string kernel_target();
+/// The targets this processor runs, best first, by the names set_kernel_target takes: some of
+/// "x86-64-v4", "x86-64-v3", "x86-64" (under clang, the fuzzing build, only "x86-64").
+/// Introduced in chapter 07.
+std::vector<std::string> kernel_targets_supported();
+/// Run every kernel's version for the target `name` from now on, in every thread (for tests and
+/// decodebook-bench, which run and measure each target on one machine; programs keep the best).
+/// Not while kernels run. Introduced in chapter 07.
+/// @param name one of kernel_targets_supported()
+/// @return kernel_target() of the target now in use
+/// @throws Error when `name` is unknown or this processor does not run it, naming the ones it runs.
+std::string set_kernel_target(const std::string& name);
 /// The BLAS and the kernels it picked, e.g. "OpenBLAS 0.3.21 (core Zen)". Introduced in chapter 07.
 std::string blas_description();
 

@@ -14,21 +14,18 @@ using namespace kernels_detail;
 
 namespace {
 
-// One dot product's eight partial sums (vector lanes) added in lane order.
-inline __attribute__((always_inline)) float lane_total(Lanes8 acc) {
-    float sum = 0;
-    for (int k = 0; k < 8; ++k) sum += acc[k];
-    return sum;
-}
-
 // scores[s] = q . k_s * scale for s < length.   q: (D), k_s: D floats at keys + s * stride
-// Each dot product keeps eight partial sums (vector lanes) when D allows: as an array of eight,
-// the sums made GCC shuffle sixteen-wide registers into eight lanes. Four positions at a time,
-// each with its own sums: one position's chain of adds waited on the previous add, four fill the
-// pipeline. A position's sum runs in the same order whichever of the four it is.
-DECODEBOOK_CLONES
-void head_scores(const float* __restrict q, const float* __restrict keys, size_t length, size_t stride, size_t D,
-                 float scale, float* __restrict scores) {
+// Each dot product keeps eight partial sums (vector lanes; lane k sums the products d = k, k + 8,
+// ...) when D allows: as an array of eight, the sums made GCC shuffle sixteen-wide registers into
+// eight lanes. Four positions at a time, each with its own sums: one position's chain of adds
+// waited on the previous add, four fill the pipeline. A position's sum runs in the same order
+// whichever of the four it is and on every target (W: floats per register, 8 lanes are one
+// register on AVX2 and AVX-512, two on SSE2).
+template <size_t W_>
+inline __attribute__((always_inline)) void head_scores_lanes(const float* __restrict q, const float* __restrict keys,
+                                                             size_t length, size_t stride, size_t D, float scale,
+                                                             float* __restrict scores) {
+    using Sums = Partials<8, W_>;
     if (D % 8 != 0) {
         for (size_t s = 0; s < length; ++s) {
             const float* k = keys + s * stride;
@@ -42,51 +39,44 @@ void head_scores(const float* __restrict q, const float* __restrict keys, size_t
     for (; s + 4 <= length; s += 4) {
         const float* k0 = keys + s * stride;
         const float *k1 = k0 + stride, *k2 = k1 + stride, *k3 = k2 + stride;
-        Lanes8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+        Sums a0 = Sums::zero(), a1 = Sums::zero(), a2 = Sums::zero(), a3 = Sums::zero();
         for (size_t d = 0; d < D; d += 8) {
-            const Lanes8 qd = load_lanes<Lanes8>(q + d);
-            a0 += qd * load_lanes<Lanes8>(k0 + d);
-            a1 += qd * load_lanes<Lanes8>(k1 + d);
-            a2 += qd * load_lanes<Lanes8>(k2 + d);
-            a3 += qd * load_lanes<Lanes8>(k3 + d);
+            const Sums qd = Sums::load(q + d);
+            a0.add_product(qd, Sums::load(k0 + d));
+            a1.add_product(qd, Sums::load(k1 + d));
+            a2.add_product(qd, Sums::load(k2 + d));
+            a3.add_product(qd, Sums::load(k3 + d));
         }
-        scores[s] = lane_total(a0) * scale;
-        scores[s + 1] = lane_total(a1) * scale;
-        scores[s + 2] = lane_total(a2) * scale;
-        scores[s + 3] = lane_total(a3) * scale;
+        scores[s] = a0.total() * scale;
+        scores[s + 1] = a1.total() * scale;
+        scores[s + 2] = a2.total() * scale;
+        scores[s + 3] = a3.total() * scale;
     }
     for (; s < length; ++s) {
         const float* k = keys + s * stride;
-        Lanes8 acc = {};
-        for (size_t d = 0; d < D; d += 8) acc += load_lanes<Lanes8>(q + d) * load_lanes<Lanes8>(k + d);
-        scores[s] = lane_total(acc) * scale;
+        Sums acc = Sums::zero();
+        for (size_t d = 0; d < D; d += 8) acc.add_product(Sums::load(q + d), Sums::load(k + d));
+        scores[s] = acc.total() * scale;
     }
 }
 
 // out_h (D) = sum_s w[s] v_s,h for one head.   v rows `stride` apart
-// Sixty-four outputs at a time stay in registers over every s (a loop that adds into out[] loads
-// and stores it once per position); each out[d] still adds w[0] v_0[d], w[1] v_1[d], ... in order.
-DECODEBOOK_CLONES
-void weighted_sum(const float* __restrict w, const float* __restrict v, size_t length, size_t stride, size_t D,
-                  float* __restrict out) {
-    constexpr size_t L = 16;
+// 4W outputs at a time (64 on AVX-512, 32 on AVX2, 16 on SSE2: four registers) stay in registers
+// over every s (a loop that adds into out[] loads and stores it once per position); each out[d]
+// still adds w[0] v_0[d], w[1] v_1[d], ... in order, from 0, on every target.
+template <size_t W_>
+inline __attribute__((always_inline)) void weighted_sum_lanes(const float* __restrict w, const float* __restrict v,
+                                                              size_t length, size_t stride, size_t D,
+                                                              float* __restrict out) {
+    using Outs = Partials<4 * W_, W_>;
+    constexpr size_t block = 4 * W_;
     size_t d0 = 0;
-    for (; d0 + 4 * L <= D; d0 += 4 * L) {
-        Lanes a0 = {}, a1 = {}, a2 = {}, a3 = {};
-        for (size_t s = 0; s < length; ++s) {
-            const Lanes ws = Lanes{} + w[s];
-            const float* vs = v + s * stride + d0;
-            a0 += ws * load_lanes<Lanes>(vs);
-            a1 += ws * load_lanes<Lanes>(vs + L);
-            a2 += ws * load_lanes<Lanes>(vs + 2 * L);
-            a3 += ws * load_lanes<Lanes>(vs + 3 * L);
-        }
-        std::memcpy(out + d0, &a0, sizeof a0);
-        std::memcpy(out + d0 + L, &a1, sizeof a1);
-        std::memcpy(out + d0 + 2 * L, &a2, sizeof a2);
-        std::memcpy(out + d0 + 3 * L, &a3, sizeof a3);
+    for (; d0 + block <= D; d0 += block) {
+        Outs acc = Outs::zero();
+        for (size_t s = 0; s < length; ++s) acc.add_product(Outs::splat(w[s]), Outs::load(v + s * stride + d0));
+        acc.store(out + d0);
     }
-    std::fill(out + d0, out + D, 0.0f);  // the last D % 64 outputs, one float at a time
+    std::fill(out + d0, out + D, 0.0f);  // the last D % 4W outputs, one float at a time
     for (size_t s = 0; s < length; ++s) {
         const float ws = w[s];
         const float* vs = v + s * stride;
@@ -107,6 +97,19 @@ void softmax_in_place(float* x, size_t n) {
 
 }  // namespace
 
+// Each target's versions of the bodies above (the table of pointers is in blas.cpp).
+#define DECODEBOOK_DEFINE_ATTENTION(NS, ATTR, W_)                                                               \
+    namespace kernels_detail::NS {                                                                              \
+    ATTR void head_scores(const float* q, const float* keys, size_t length, size_t stride, size_t D, float scale, \
+                          float* scores) {                                                                     \
+        head_scores_lanes<W_>(q, keys, length, stride, D, scale, scores);                                       \
+    }                                                                                                          \
+    ATTR void weighted_sum(const float* w, const float* v, size_t length, size_t stride, size_t D, float* out) { \
+        weighted_sum_lanes<W_>(w, v, length, stride, D, out);                                                   \
+    }                                                                                                          \
+    }
+DECODEBOOK_FOR_EACH_TARGET(DECODEBOOK_DEFINE_ATTENTION)
+
 // [ch07:attend]
 // One head h of one query: out_h (D) = softmax(q_h . k_s,h / sqrt(D)) . v_s,h over s < length
 namespace {
@@ -114,10 +117,11 @@ void attend_head(const float* q, const float* keys, const float* values, size_t 
                  size_t h, float* scores, float* out) {
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     // scores_s = q_h . k_s,h / sqrt(D) for every cached position s (all are in the past)
-    head_scores(q + h * D, keys + h * D, length, stride, D, scale, scores);
+    const KernelTable& k = kernels();  // this processor's best target, or set_kernel_target's
+    k.head_scores(q + h * D, keys + h * D, length, stride, D, scale, scores);
     softmax_in_place(scores, length);
     // out_h = sum_s softmax(scores)_s v_s,h
-    weighted_sum(scores, values + h * D, length, stride, D, out + h * D);
+    k.weighted_sum(scores, values + h * D, length, stride, D, out + h * D);
 }
 }  // namespace
 

@@ -1,10 +1,14 @@
-// Chapter 07: the threads, the BLAS behind prefill's products (gemm), and which compiled version
-// of the kernels this processor runs.
+// Chapter 07: the threads, the BLAS behind prefill's products (gemm), and the table of each CPU
+// target's kernels: the best one this processor runs, or the one set_kernel_target chose.
 // Shapes are in the comments; every matrix is row-major. See model/kernels.hpp for why two kinds.
 #include "decodebook/model/kernels.hpp"
 
 #include <dlfcn.h>  // use_blas: another CBLAS library, loaded at run time
 #include <omp.h>
+
+#include <iterator>
+#include <string_view>
+#include <vector>
 
 #include "common.hpp"
 #include "decodebook/base/error.hpp"
@@ -15,36 +19,51 @@ namespace kernels_detail {
 std::atomic<int> g_threads{1};
 Blas g_blas;
 
-// Whether this processor runs x86-64-v4 (AVX-512): the test target_clones' resolver makes too.
-bool runs_x86_64_v4() {
-#if defined(__clang__)
-    return false;  // no clones under clang (the fuzzing build)
-#else
-    static const bool v4 = (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v4"));
-    return v4;
+namespace {
+
+// One table per target, best first. (Under clang, the fuzzing build, only the default.)
+#define DECODEBOOK_TABLE(NS, name, description)                                                     \
+    KernelTable {                                                                                   \
+        name, description, &NS::matvec_columns, &NS::dot_rows, &NS::dot_rows_batch, &NS::head_scores, \
+            &NS::weighted_sum, &NS::gelu_in_place, {&NS::sum_floats_1, &NS::sum_floats_2, &NS::sum_floats_4} \
+    }
+const KernelTable kTables[] = {
+#if DECODEBOOK_MULTI_TARGET
+    DECODEBOOK_TABLE(v4, "x86-64-v4", "x86-64-v4 (AVX-512)"),
+    DECODEBOOK_TABLE(v3, "x86-64-v3", "x86-64-v3 (AVX2, FMA)"),
 #endif
+    DECODEBOOK_TABLE(x86_64, "x86-64", "x86-64 (SSE2)"),
+};
+
+// Whether this processor runs the table's target: GCC's reading of CPUID, the same levels its
+// target("arch=...") compiles for (v3: AVX, AVX2, BMI1, BMI2, F16C, FMA, LZCNT, MOVBE, XSAVE on
+// top of v2; v4: AVX512F, BW, CD, DQ, VL on top of v3).
+bool runs(const KernelTable& table) {
+#if DECODEBOOK_MULTI_TARGET
+    __builtin_cpu_init();
+    if (table.name == std::string_view("x86-64-v4")) return __builtin_cpu_supports("x86-64-v4");
+    if (table.name == std::string_view("x86-64-v3")) return __builtin_cpu_supports("x86-64-v3");
+#endif
+    return table.name == std::string_view("x86-64");
 }
+
+// The table in use: the first (best) one this processor runs, chosen once, unless changed.
+std::atomic<const KernelTable*>& table_in_use() {
+    static std::atomic<const KernelTable*> table{[] {
+        for (const KernelTable& t : kTables)
+            if (runs(t)) return &t;
+        return &kTables[std::size(kTables) - 1];
+    }()};
+    return table;
+}
+
+}  // namespace
+
+const KernelTable& kernels() { return *table_in_use().load(std::memory_order_relaxed); }
 
 }  // namespace kernels_detail
 
 using namespace kernels_detail;
-
-namespace {
-
-// The version of target_clones this processor runs, as the loader chose it: one function in three
-// versions for the kernels' three targets, dispatched by the ifunc resolver GCC writes for
-// function versions, the same resolver (and the same ranking of targets) it writes for the
-// kernels' target_clones. Each version names itself, so the name is the loader's choice, not a
-// second reading of the processor's features (a test compares the two).
-#if defined(__clang__)
-const char* clone_target() { return "x86-64 (SSE2)"; }  // no clones under clang (the fuzzing build)
-#else
-__attribute__((target("arch=x86-64-v4"))) const char* clone_target() { return "x86-64-v4 (AVX-512)"; }
-__attribute__((target("arch=x86-64-v3"))) const char* clone_target() { return "x86-64-v3 (AVX2, FMA)"; }
-__attribute__((target("default"))) const char* clone_target() { return "x86-64 (SSE2)"; }
-#endif
-
-}  // namespace
 
 void set_num_threads(int n) {
     if (n < 1) throw Error("--threads must be at least 1 (got " + std::to_string(n) + ")", "pass --threads 1 or 2");
@@ -115,7 +134,26 @@ void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in
     }
 }
 
-std::string kernel_target() { return clone_target(); }
+std::string kernel_target() { return kernels().description; }
+
+std::vector<std::string> kernel_targets_supported() {
+    std::vector<std::string> names;
+    for (const KernelTable& t : kTables)
+        if (runs(t)) names.emplace_back(t.name);
+    return names;
+}
+
+std::string set_kernel_target(const std::string& name) {
+    std::string runnable;
+    for (const std::string& n : kernel_targets_supported()) runnable += (runnable.empty() ? "" : ", ") + n;
+    for (const KernelTable& t : kTables) {
+        if (name != t.name) continue;
+        if (!runs(t)) throw Error("this processor does not run the kernel target '" + name + "'", "pass one it runs: " + runnable);
+        table_in_use().store(&t);
+        return t.description;
+    }
+    throw Error("unknown kernel target '" + name + "'", "pass one this processor runs: " + runnable);
+}
 
 std::string blas_description() {
     if (!g_blas.description.empty()) return g_blas.description;

@@ -1,7 +1,7 @@
 #pragma once
 // Chapter 07, private to the kernels (lib/src/model/kernels/ and the model's weights and
-// roofline): the thread count, the BLAS in use, the CPU-target clones and the vector lanes every
-// kernel shares. Not a public header: nothing outside lib/src/model/ includes it.
+// roofline): the thread count, the BLAS in use, the table of each CPU target's kernels and the
+// vector lanes every kernel shares. Not a public header: nothing outside lib/src/model/ includes it.
 #include <cblas.h>  // OpenBLAS's: sgemm, openblas_set_num_threads, openblas_get_corename
 
 #include <algorithm>
@@ -38,24 +38,55 @@ constexpr bool kAsan = false;
 constexpr bool kAsan = false;
 #endif
 
-// Each kernel is compiled three times, for x86-64-v4 (AVX-512), x86-64-v3 (AVX2, FMA) and plain
-// x86-64 (SSE2), and the dynamic loader picks the version the processor runs, once (GCC's
-// target_clones + ifunc). The build needs no -march, and a binary built here runs on any x86-64.
-// Every sum is written out in order (partial sums as lanes), so no version reorders a sum.
-// (The fuzzing build uses clang, which knows no arch= clones: it gets the plain version.)
+// Each kernel's body is written once, as an always-inline template over W, the floats in one of
+// its target's vector registers, and compiled into one function per target (issue 24):
+//   v4      target("arch=x86-64-v4"): AVX-512, W = 16
+//   v3      target("arch=x86-64-v3"): AVX2, FMA, F16C, W = 8
+//   x86_64  the default, plain x86-64 (SSE2), W = 4
+// Every target's functions sit in a table of pointers (KernelTable); the best table the processor
+// runs is chosen once, and set_kernel_target switches to another, so tests and the bench run every
+// target on one machine. The build needs no -march, and a binary built here runs on any x86-64.
+// Every sum is written out in order (partial sums as lanes), and these files are compiled with
+// -ffp-contract=off (lib/CMakeLists.txt): GCC would otherwise fuse a * b + c into one fused
+// multiply-add on v3 and v4 but not on the default. So every target gives the same bits.
+// (The fuzzing build uses clang: it compiles only the default target.)
 #if defined(__clang__)
-#define DECODEBOOK_CLONES
+#define DECODEBOOK_MULTI_TARGET 0
 #else
-#define DECODEBOOK_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define DECODEBOOK_MULTI_TARGET 1
+#define DECODEBOOK_V4 __attribute__((target("arch=x86-64-v4")))
+#define DECODEBOOK_V3 __attribute__((target("arch=x86-64-v3")))
 #endif
 
-// Sixteen floats as one value (GCC's vector extension): one AVX-512 register, two AVX2 ones or
-// four SSE2 ones. Partial sums live in lanes, in registers, not in an array on the stack (a load
-// and a store per multiply-add); lane k holds partial sum k.
-typedef float Lanes __attribute__((vector_size(64)));
-typedef float Lanes8 __attribute__((vector_size(32)));  // eight: attention's dot over a head
-// GCC warns that passing a 64-byte vector differs between processors' calling conventions; the
-// two helpers below are always inlined, so no call passes one.
+// Calls DEFINE(namespace, target attribute, W) once per target this build compiles: each kernel
+// file defines its per-target functions through it, each a call of the one body.
+#if DECODEBOOK_MULTI_TARGET
+#define DECODEBOOK_FOR_EACH_TARGET(DEFINE) DEFINE(v4, DECODEBOOK_V4, 16) DEFINE(v3, DECODEBOOK_V3, 16) DEFINE(x86_64, , 16)
+#else
+#define DECODEBOOK_FOR_EACH_TARGET(DEFINE) DEFINE(x86_64, , 4)
+#endif
+
+// W floats as one value (GCC's vector extension), W = 4, 8 or 16: one register of the target
+// whose width it is (SSE2, AVX2, AVX-512), never wider.
+template <size_t W>
+struct VectorOf;
+template <>
+struct VectorOf<4> {
+    typedef float type __attribute__((vector_size(16)));
+};
+template <>
+struct VectorOf<8> {
+    typedef float type __attribute__((vector_size(32)));
+};
+template <>
+struct VectorOf<16> {
+    typedef float type __attribute__((vector_size(64)));
+};
+template <size_t W>
+using Vec = typename VectorOf<W>::type;
+
+// GCC warns that passing a 64-byte vector differs between processors' calling conventions; every
+// helper below is always inlined, so no call passes one.
 #pragma GCC diagnostic ignored "-Wpsabi"
 template <class V>
 inline __attribute__((always_inline)) V load_lanes(const float* p) {
@@ -64,8 +95,93 @@ inline __attribute__((always_inline)) V load_lanes(const float* p) {
     return v;
 }
 
-// Whether this processor runs x86-64-v4 (AVX-512): the test target_clones' resolver makes too.
-bool runs_x86_64_v4();
+// N partial sums (N = 8, 16, 64 ...) held in registers of W floats: N / W vectors when W < N
+// (sixteen sums on AVX2 are two eight-float halves), one narrower vector when N < W. Lane k is
+// partial sum k on every target, so a kernel written with Partials adds the same products in the
+// same order whatever W is. (A 64-byte vector on AVX2 is what GCC 12 kept in memory, a store per
+// load: issue 24 measured the lm_head at 38 to 44 % of a plain read because of it.)
+template <size_t N, size_t W>
+struct Partials {
+    static constexpr size_t kWidth = N < W ? N : W;  // floats per vector
+    static constexpr size_t kParts = N / kWidth;     // vectors
+    using V = Vec<kWidth>;
+    V part[kParts];
+
+    static inline __attribute__((always_inline)) Partials zero() {
+        Partials p;
+        for (size_t k = 0; k < kParts; ++k) p.part[k] = V{};
+        return p;
+    }
+    static inline __attribute__((always_inline)) Partials load(const float* p) {
+        Partials r;
+        for (size_t k = 0; k < kParts; ++k) r.part[k] = load_lanes<V>(p + k * kWidth);
+        return r;
+    }
+    static inline __attribute__((always_inline)) Partials splat(float x) {
+        Partials r;
+        for (size_t k = 0; k < kParts; ++k) r.part[k] = V{} + x;
+        return r;
+    }
+    inline __attribute__((always_inline)) void store(float* p) const {
+        for (size_t k = 0; k < kParts; ++k) std::memcpy(p + k * kWidth, &part[k], sizeof(V));
+    }
+    // *this += a * b, lane by lane (a product, then a sum: no fused multiply-add)
+    inline __attribute__((always_inline)) void add_product(const Partials& a, const Partials& b) {
+        for (size_t k = 0; k < kParts; ++k) part[k] += a.part[k] * b.part[k];
+    }
+    // the N partial sums added in lane order, from 0
+    inline __attribute__((always_inline)) float total() const {
+        float sum = 0;
+        for (size_t k = 0; k < kParts; ++k)
+            for (size_t l = 0; l < kWidth; ++l) sum += part[k][l];
+        return sum;
+    }
+};
+
+// One target's kernels: what the rest of lib/src/model calls through the table in use.
+struct KernelTable {
+    const char* name;         // "x86-64-v4": what set_kernel_target takes
+    const char* description;  // "x86-64-v4 (AVX-512)": what kernel_target() says
+    // y[b, j0:j1] += sum_{i0 <= i < i1} x[b, i] W[i, j0:j1]   x: (B, in), W: (in, out), y: (B, out)
+    void (*matvec_columns)(const float* x, size_t B, const float* W, size_t in, size_t out, size_t i0, size_t i1,
+                           size_t j0, size_t j1, float* y);
+    // y[b, r] = M[r, :] . x[b, :] for r in [r0, r1)   x: (B, n), M: (rows, n), y: (B, rows)
+    void (*dot_rows)(const float* x, size_t B, const float* M, size_t rows, size_t n, size_t r0, size_t r1,
+                     float* y);
+    void (*dot_rows_batch)(const float* x, size_t B, const float* M, size_t rows, size_t n, size_t r0, size_t r1,
+                           float* y);  // the same for B >= 2
+    // scores[s] = q . k_s * scale for s < length, k_s at keys + s * stride   q: (D)
+    void (*head_scores)(const float* q, const float* keys, size_t length, size_t stride, size_t D, float scale,
+                        float* scores);
+    // out (D) = sum_s w[s] v_s, v_s at v + s * stride
+    void (*weighted_sum)(const float* w, const float* v, size_t length, size_t stride, size_t D, float* out);
+    void (*gelu_in_place)(float* x, size_t n);
+    // the roofline's plain read: the sum of n floats read as 1, 2 and 4 streams
+    float (*sum_floats[3])(const float* p, size_t n);
+};
+
+// The declarations of one target's functions (defined in matvec.cpp, attention.cpp,
+// elementwise.cpp and roofline.cpp); blas.cpp puts them in the tables.
+#define DECODEBOOK_DECLARE_KERNELS(NS, ATTR, W)                                                                    \
+    namespace NS {                                                                                                 \
+    ATTR void matvec_columns(const float* x, size_t B, const float* W_, size_t in, size_t out, size_t i0,           \
+                             size_t i1, size_t j0, size_t j1, float* y);                                          \
+    ATTR void dot_rows(const float* x, size_t B, const float* M, size_t rows, size_t n, size_t r0, size_t r1,      \
+                       float* y);                                                                                 \
+    ATTR void dot_rows_batch(const float* x, size_t B, const float* M, size_t rows, size_t n, size_t r0,           \
+                             size_t r1, float* y);                                                                \
+    ATTR void head_scores(const float* q, const float* keys, size_t length, size_t stride, size_t D, float scale,  \
+                          float* scores);                                                                         \
+    ATTR void weighted_sum(const float* w, const float* v, size_t length, size_t stride, size_t D, float* out);    \
+    ATTR void gelu_in_place(float* x, size_t n);                                                                  \
+    ATTR float sum_floats_1(const float* p, size_t n);                                                             \
+    ATTR float sum_floats_2(const float* p, size_t n);                                                             \
+    ATTR float sum_floats_4(const float* p, size_t n);                                                             \
+    }
+DECODEBOOK_FOR_EACH_TARGET(DECODEBOOK_DECLARE_KERNELS)
+
+// The table in use: the best target the processor runs unless set_kernel_target chose another.
+const KernelTable& kernels();
 
 // Split [0, n) into `parts` chunks aligned to 16 floats: chunk k is [begin, end).
 inline std::pair<size_t, size_t> chunk(size_t n, int parts, int k) {

@@ -30,7 +30,7 @@ namespace {
 // (glibc's expf is one call per element): e^-a = 2^n e^r with n = round(-a / ln 2) and
 // r = -a - n ln 2 (ln 2 in two parts, so r is exact), e^r by its Taylor series to r^7; below
 // 2^-126 the result stays a tiny positive number instead of going to 0.
-inline float exp_minus(float a) {
+inline __attribute__((always_inline)) float exp_minus(float a) {
     const float x = -a;
     const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;  // round to nearest
     const float r = (x - n * 0.693145751953125f) - n * 1.428606765330187e-06f;
@@ -52,7 +52,7 @@ inline float exp_minus(float a) {
 
 // min(a, 100) for a >= 0, on the float's bits (for non-negative floats their order is the
 // integers' order): an integer min, which vectorises where a float min would need -ffast-math.
-inline float at_most_100(float a) {
+inline __attribute__((always_inline)) float at_most_100(float a) {
     int32_t bits, cap;
     const float hundred = 100.0f;
     std::memcpy(&bits, &a, sizeof bits);
@@ -62,14 +62,11 @@ inline float at_most_100(float a) {
     return a;
 }
 
-}  // namespace
-
 // gelu(v) = 0.5 v (1 + tanh(u)). With e = e^-2|u| (never overflows), 1 + tanh(u) is 2 / (1 + e)
 // for u >= 0 and 2e / (1 + e) for u < 0, so gelu(v) = v s / (1 + e) with s = 1 or e: no
 // cancellation for negative v, and the loop runs in vector lanes. (With glibc's expf this loop
 // was a tenth of chapter 07's prefill.)
-DECODEBOOK_CLONES
-void gelu_in_place(float* x, size_t n) {
+inline __attribute__((always_inline)) void gelu_body(float* x, size_t n) {
     constexpr float k = 0.7978845608028654f;  // sqrt(2 / pi)
     for (size_t i = 0; i < n; ++i) {
         const float v = x[i];
@@ -89,5 +86,17 @@ void gelu_in_place(float* x, size_t n) {
         x[i] = v * s / (1.0f + e);
     }
 }
+
+}  // namespace
+
+// Each target's version of the loop above, vectorised by GCC for its registers (the table of
+// pointers is in blas.cpp).
+#define DECODEBOOK_DEFINE_GELU(NS, ATTR, W_) \
+    namespace kernels_detail::NS {            \
+    ATTR void gelu_in_place(float* x, size_t n) { gelu_body(x, n); } \
+    }
+DECODEBOOK_FOR_EACH_TARGET(DECODEBOOK_DEFINE_GELU)
+
+void gelu_in_place(float* x, size_t n) { kernels().gelu_in_place(x, n); }
 
 }  // namespace decodebook

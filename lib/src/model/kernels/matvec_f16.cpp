@@ -7,6 +7,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <string_view>
 
 #include "common.hpp"
 #include "decodebook/model/kernels.hpp"
@@ -52,7 +53,7 @@ struct SoftWiden {  // the default target (SSE2): the integer widening above, fo
         return f;
     }
 };
-#if !defined(__clang__)
+#if DECODEBOOK_MULTI_TARGET
 typedef _Float16 H8 __attribute__((vector_size(16)));
 typedef _Float16 H16 __attribute__((vector_size(32)));
 // F16C's vcvtph2ps: GCC turns a conversion of a vector of _Float16 into it where the target has
@@ -210,22 +211,23 @@ struct F16Kernels {
     TARGET void NAME##_widen(const uint16_t* h, size_t n, float* out) { widen_f16<POLICY>(h, n, out); }        \
     constexpr F16Kernels NAME{NAME##_columns, NAME##_dots, NAME##_widen};
 
+// One version per target, as the float32 kernels (common.hpp): SSE2's registers of four floats
+// widened by the integer trick, AVX2's of eight and AVX-512's of sixteen by F16C.
 DECODEBOOK_F16_VERSION(kDefault, , SoftWiden)
-#if !defined(__clang__)
-DECODEBOOK_F16_VERSION(kV3, __attribute__((target("arch=x86-64-v3"))), F16cWiden)
-DECODEBOOK_F16_VERSION(kV4, __attribute__((target("arch=x86-64-v4"))), Avx512Widen)
+#if DECODEBOOK_MULTI_TARGET
+DECODEBOOK_F16_VERSION(kV3, DECODEBOOK_V3, F16cWiden)
+DECODEBOOK_F16_VERSION(kV4, DECODEBOOK_V4, Avx512Widen)
 #endif
 
-// The version this processor runs: AVX-512's, else AVX2 + F16C's, else the default.
+// The version of the target whose float32 kernels run (kernels(): the best this processor runs,
+// or the one set_kernel_target chose), so tests and the bench switch both dtypes at once.
 const F16Kernels& f16_kernels() {
-#if !defined(__clang__)
-    static const F16Kernels& k = runs_x86_64_v4()                                          ? kV4
-                                 : (__builtin_cpu_init(), __builtin_cpu_supports("x86-64-v3")) ? kV3
-                                                                                             : kDefault;
-    return k;
-#else
-    return kDefault;
+#if DECODEBOOK_MULTI_TARGET
+    const std::string_view target = kernels().name;
+    if (target == "x86-64-v4") return kV4;
+    if (target == "x86-64-v3") return kV3;
 #endif
+    return kDefault;
 }
 
 }  // namespace
