@@ -65,6 +65,23 @@ double peak_rss_bytes() {
     return static_cast<double>(usage.ru_maxrss) * 1024.0;
 }
 
+// Peak resident memory since the last reset_peak_rss (Linux's VmHWM, bytes), or 0 where it cannot be read.
+double peak_rss_since_reset() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;  // "VmHWM:  123 kB"
+    return 0;
+}
+
+// Start the peak over from what the process holds now (writing 5 to clear_refs, Linux 4.0 on), so
+// the f16 model's peak is not the f32 model's before it. False where the kernel refuses.
+bool reset_peak_rss() {
+    std::ofstream clear("/proc/self/clear_refs");
+    clear << "5" << std::flush;
+    return static_cast<bool>(clear);
+}
+
 int argmax_row(const KvCache& cache, size_t row) {
     const size_t V = cache.logits().shape(1);
     const float* p = cache.logits().data() + row * V;
@@ -106,24 +123,30 @@ struct KernelRates {
     double matvec = 0, lm_head = 0;
 };
 
-KernelRates kernel_read_rates(const ModelConfig& mc, int repeats) {
+// With dtype F16 the weights are binary16 (matvec_f16, matvec_transposed_f16): bytes read count 2 a weight.
+KernelRates kernel_read_rates(const ModelConfig& mc, WeightDtype dtype, int repeats) {
     const size_t C = static_cast<size_t>(mc.n_embd), V = static_cast<size_t>(mc.vocab_size), layers = 4;
     const std::pair<size_t, size_t> shapes[] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}};  // (in, out)
-    std::vector<float, WeightAllocator<float>> blocks(layers * 12 * C * C, 0.01f), wte(V * C, 0.01f);
+    const bool f16 = dtype == WeightDtype::F16;
+    const size_t width = f16 ? 2 : 4, block_weights = layers * 12 * C * C;
+    std::vector<float, WeightAllocator<float>> blocks(f16 ? 0 : block_weights, 0.01f), wte(f16 ? 0 : V * C, 0.01f);
+    HalfVector blocks16(f16 ? block_weights : 0, 0x211f), wte16(f16 ? V * C : 0, 0x211f);  // 0x211f: about 0.01
     std::vector<float> x(4 * C, 0.5f), y(std::max(4 * C, V)), partial(4 * C);
     KernelRates best;
     for (int r = 0; r < repeats; ++r) {
         auto start = Clock::now();
-        const float* W = blocks.data();
+        size_t at = 0;
         for (size_t l = 0; l < layers; ++l)
             for (const auto& [in, out] : shapes) {
-                matvec(x.data(), 1, W, nullptr, in, out, y.data(), partial.data());
-                W += in * out;
+                if (f16) matvec_f16(x.data(), 1, blocks16.data() + at, nullptr, in, out, y.data(), partial.data());
+                else matvec(x.data(), 1, blocks.data() + at, nullptr, in, out, y.data(), partial.data());
+                at += in * out;
             }
-        best.matvec = std::max(best.matvec, static_cast<double>(blocks.size() * sizeof(float)) / seconds_since(start));
+        best.matvec = std::max(best.matvec, static_cast<double>(block_weights * width) / seconds_since(start));
         start = Clock::now();
-        matvec_transposed(x.data(), 1, wte.data(), V, C, y.data());
-        best.lm_head = std::max(best.lm_head, static_cast<double>(wte.size() * sizeof(float)) / seconds_since(start));
+        if (f16) matvec_transposed_f16(x.data(), 1, wte16.data(), V, C, y.data());
+        else matvec_transposed(x.data(), 1, wte.data(), V, C, y.data());
+        best.lm_head = std::max(best.lm_head, static_cast<double>(V * C * width) / seconds_since(start));
     }
     return best;
 }
@@ -252,42 +275,76 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
         }
         write_random_gpt2(dir, gpt2_small_config(), 1, DType::F16);  // as decodebook-random-model --gpt2-small
     }
-    std::cout << "decodebook-bench: GPT-2 124M shape, random weights, float32, greedy\n";
+    std::cout << "decodebook-bench: GPT-2 124M shape, random weights (stored F16), greedy; decode with the weights "
+                 "held in float32 and in float16, everything else in float32\n";
     const double rss_before = peak_rss_bytes();
-    const Gpt2 model = Gpt2::load(dir);
+    const Gpt2 model = Gpt2::load(dir, WeightDtype::F32);
     const ModelConfig& mc = model.config();
     const double weight_bytes = static_cast<double>(model.decode_weight_bytes());
     set_num_threads(1);
 
-    // 1. decode on 1..N threads against the roofline: every weight read once per token, at this
-    // machine's read bandwidth. Each round measures the bandwidth, decode on as many threads and
-    // the bandwidth again, so decode is held against the machine it ran on: a shared host's
-    // bandwidth can change between rounds (two threads here read about 54 GB/s for minutes, then
-    // 88). The figures are those of the round with the fastest decode (other work only ever
-    // slows a measurement down), against the higher of that round's two bandwidth readings.
-    std::vector<double> decode_tps(static_cast<size_t>(max_threads), 0.0), bandwidth(decode_tps),
-        bandwidth_highest(decode_tps), matvec_rate(decode_tps), lm_head_rate(decode_tps);
+    // 1. decode on 1..N threads against the roofline, the weights held in f32 and then in f16:
+    // every weight read once per token, at this machine's read bandwidth. Each round measures the
+    // bandwidth, decode on as many threads and the bandwidth again, so decode is held against the
+    // machine it ran on: a shared host's bandwidth can change between rounds (two threads here read
+    // about 54 GB/s for minutes, then 88). The figures are those of the round with the fastest
+    // decode (other work only ever slows a measurement down), against the higher of that round's
+    // two bandwidth readings. Each dtype's roofline counts the bytes it reads (decode_weight_bytes).
+    struct DecodeRun {
+        WeightDtype dtype;
+        double weight_bytes = 0, peak = 0;
+        std::vector<double> tps, bandwidth, bandwidth_highest, matvec_rate, lm_head_rate;
+        bool same_logits = true;  // the first step's logits equal the f32 model's, bit for bit
+    };
+    std::vector<DecodeRun> runs;
+    const bool peak_resets = reset_peak_rss();
     // peak memory of loading, one prefill and a decode run, before the bandwidth measurement's buffer
     prefill_seconds(model, static_cast<size_t>(prefill_tokens), 1);
     decode_seconds_per_token(model, decode_tokens, 1);
     const double peak = peak_rss_bytes();
-    for (int t = 1; t <= max_threads; ++t) {
-        set_num_threads(t);
-        for (int r = 0; r < rounds; ++r) {
-            const double before = measure_read_bandwidth(size_t{1} << 29, t, 2);
-            const double tps = 1.0 / decode_seconds_per_token(model, decode_tokens, 1);
-            const double read = std::max(before, measure_read_bandwidth(size_t{1} << 29, t, 2));
-            const KernelRates rates = kernel_read_rates(mc, 3);
-            matvec_rate[t - 1] = std::max(matvec_rate[t - 1], rates.matvec);
-            lm_head_rate[t - 1] = std::max(lm_head_rate[t - 1], rates.lm_head);
-            bandwidth_highest[t - 1] = std::max(bandwidth_highest[t - 1], read);
-            if (tps > decode_tps[t - 1]) {
-                decode_tps[t - 1] = tps;
-                bandwidth[t - 1] = read;
+    const double peak_f32 = peak_resets ? peak_rss_since_reset() : peak;
+    for (const WeightDtype dtype : {WeightDtype::F32, WeightDtype::F16}) {
+        std::optional<Gpt2> held_f16;
+        if (dtype == WeightDtype::F16) {
+            reset_peak_rss();
+            held_f16.emplace(Gpt2::load(dir, WeightDtype::F16));
+            decode_seconds_per_token(*held_f16, decode_tokens, 1);
+        }
+        const Gpt2& m = held_f16 ? *held_f16 : model;
+        DecodeRun run{dtype, static_cast<double>(m.decode_weight_bytes()),
+                      held_f16 ? (peak_resets ? peak_rss_since_reset() : 0.0) : peak_f32};
+        const size_t T = static_cast<size_t>(max_threads);
+        run.tps.assign(T, 0.0), run.bandwidth = run.bandwidth_highest = run.matvec_rate = run.lm_head_rate = run.tps;
+        if (held_f16) {  // the checkpoint is F16: holding it in f16 gives the f32 model's logits exactly
+            const std::vector<int> prompt = prompt_of(mc, 8);
+            KvCache a(mc, 1, 9), b(mc, 1, 9);
+            model.prefill(prompt, a, 0);
+            held_f16->prefill(prompt, b, 0);
+            model.decode({1}, {0}, a);
+            held_f16->decode({1}, {0}, b);
+            run.same_logits = std::equal(a.logits().begin(), a.logits().end(), b.logits().begin());
+        }
+        for (int t = 1; t <= max_threads; ++t) {
+            set_num_threads(t);
+            for (int r = 0; r < rounds; ++r) {
+                const double before = measure_read_bandwidth(size_t{1} << 29, t, 2);
+                const double tps = 1.0 / decode_seconds_per_token(m, decode_tokens, 1);
+                const double read = std::max(before, measure_read_bandwidth(size_t{1} << 29, t, 2));
+                const KernelRates rates = kernel_read_rates(mc, dtype, 3);
+                const size_t k = static_cast<size_t>(t - 1);
+                run.matvec_rate[k] = std::max(run.matvec_rate[k], rates.matvec);
+                run.lm_head_rate[k] = std::max(run.lm_head_rate[k], rates.lm_head);
+                run.bandwidth_highest[k] = std::max(run.bandwidth_highest[k], read);
+                if (tps > run.tps[k]) {
+                    run.tps[k] = tps;
+                    run.bandwidth[k] = read;
+                }
             }
         }
+        set_num_threads(1);
+        runs.push_back(std::move(run));
     }
-    set_num_threads(1);
+    const std::vector<double>& decode_tps = runs[0].tps;
     const double cache_bytes = static_cast<double>(
         kv_cache_bytes(mc.n_layer, prefill_tokens, mc.n_embd, sizeof(float)));
 
@@ -324,33 +381,48 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
     row("  matvec (the blocks) runs", matvec_runs);
     row("  lm_head, attention, the bandwidth read run", target);
     for (int t = 1; t <= max_threads; ++t)
-        row(("read bandwidth, " + std::to_string(t) + " thread(s)").c_str(), fixed(bandwidth[t - 1] / 1e9, 1, "GB/s"),
-            "highest in the run: " + fixed(bandwidth_highest[t - 1] / 1e9, 1, "GB/s"));
-    std::cout << "\ndecode (" << decode_tokens << " new tokens; roofline = bandwidth / "
-              << fixed(weight_bytes / 1e6, 1, "MB") << " of weights per token; the fastest of " << rounds
-              << " rounds, against the bandwidth read just before and after it)\n";
+        row(("read bandwidth, " + std::to_string(t) + " thread(s)").c_str(), fixed(runs[0].bandwidth[t - 1] / 1e9, 1, "GB/s"),
+            "highest in the run: " + fixed(runs[0].bandwidth_highest[t - 1] / 1e9, 1, "GB/s"));
+    for (const DecodeRun& run : runs) {
+        const std::string d = to_string(run.dtype);
+        std::cout << "\ndecode, weights in " << d << " (" << decode_tokens << " new tokens; roofline = bandwidth / "
+                  << fixed(run.weight_bytes / 1e6, 1, "MB") << " read per token; the fastest of " << rounds
+                  << " rounds, against the bandwidth read just before and after it)\n";
+        if (run.dtype == WeightDtype::F16)
+            row("logits of the f16-held model", run.same_logits ? "bit-identical" : "DIFFERENT", "to the f32-held model's (the checkpoint is F16)");
+        for (int t = 1; t <= max_threads; ++t) {
+            const size_t k = static_cast<size_t>(t - 1);
+            const double roof = run.bandwidth[k] / run.weight_bytes;
+            const std::string n = std::to_string(t) + " thread(s)";
+            row(("roofline (" + d + "), " + n).c_str(), fixed(roof, 1, "tokens/s"));
+            row(("decode (" + d + "), " + n).c_str(), fixed(run.tps[k], 1, "tokens/s"), percent_of(run.tps[k], roof, "roofline"));
+            if (run.tps[k] > roof)
+                std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
+            // each kernel's fastest read rate against the highest plain read of the run: no flattery
+            row(("  matvec (" + d + ") reads, " + n).c_str(), fixed(run.matvec_rate[k] / 1e9, 1, "GB/s"),
+                percent_of(run.matvec_rate[k], run.bandwidth_highest[k], "the plain read"));
+            row(("  lm_head (" + d + ") reads, " + n).c_str(), fixed(run.lm_head_rate[k] / 1e9, 1, "GB/s"),
+                percent_of(run.lm_head_rate[k], run.bandwidth_highest[k], "the plain read"));
+            if (measurement_disturbed(run.matvec_rate[k] / run.bandwidth_highest[k], 0, 1) ||
+                measurement_disturbed(run.lm_head_rate[k] / run.bandwidth_highest[k], 0, 1))
+                std::cout << "  (a kernel read faster than the plain read: the host's bandwidth changed between them; run again)\n";
+            report["decode"].push_back({{"dtype", d},
+                                        {"threads", t},
+                                        {"tokens_per_s", run.tps[k]},
+                                        {"roofline_tokens_per_s", roof},
+                                        {"weight_bytes_per_token", run.weight_bytes},
+                                        {"read_bandwidth_bytes_per_s", run.bandwidth[k]},
+                                        {"read_bandwidth_highest_bytes_per_s", run.bandwidth_highest[k]},
+                                        {"matvec_read_bytes_per_s", run.matvec_rate[k]},
+                                        {"lm_head_read_bytes_per_s", run.lm_head_rate[k]}});
+        }
+    }
+    std::cout << "\nfewer bytes per weight: f16 against f32\n";
     for (int t = 1; t <= max_threads; ++t) {
-        const double roof = bandwidth[t - 1] / weight_bytes;
-        row(("roofline, " + std::to_string(t) + " thread(s)").c_str(), fixed(roof, 1, "tokens/s"));
-        row(("decode, " + std::to_string(t) + " thread(s)").c_str(), fixed(decode_tps[t - 1], 1, "tokens/s"),
-            percent_of(decode_tps[t - 1], roof, "roofline"));
-        if (decode_tps[t - 1] > roof)
-            std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
-        // each kernel's fastest read rate against the highest plain read of the run: no flattery
-        row(("  matvec reads, " + std::to_string(t) + " thread(s)").c_str(), fixed(matvec_rate[t - 1] / 1e9, 1, "GB/s"),
-            percent_of(matvec_rate[t - 1], bandwidth_highest[t - 1], "the plain read"));
-        row(("  lm_head reads, " + std::to_string(t) + " thread(s)").c_str(), fixed(lm_head_rate[t - 1] / 1e9, 1, "GB/s"),
-            percent_of(lm_head_rate[t - 1], bandwidth_highest[t - 1], "the plain read"));
-        if (measurement_disturbed(matvec_rate[t - 1] / bandwidth_highest[t - 1], 0, 1) ||
-            measurement_disturbed(lm_head_rate[t - 1] / bandwidth_highest[t - 1], 0, 1))
-            std::cout << "  (a kernel read faster than the plain read: the host's bandwidth changed between them; run again)\n";
-        report["decode"].push_back({{"threads", t},
-                                    {"tokens_per_s", decode_tps[t - 1]},
-                                    {"roofline_tokens_per_s", roof},
-                                    {"read_bandwidth_bytes_per_s", bandwidth[t - 1]},
-                                    {"read_bandwidth_highest_bytes_per_s", bandwidth_highest[t - 1]},
-                                    {"matvec_read_bytes_per_s", matvec_rate[t - 1]},
-                                    {"lm_head_read_bytes_per_s", lm_head_rate[t - 1]}});
+        const size_t k = static_cast<size_t>(t - 1);
+        row(("decode f16 / f32, " + std::to_string(t) + " thread(s)").c_str(), fixed(runs[1].tps[k] / runs[0].tps[k], 2, "x"),
+            "bytes read: " + fixed(runs[0].weight_bytes / runs[1].weight_bytes, 2, "x fewer"));
+        report["f16_over_f32"].push_back({{"threads", t}, {"decode_ratio", runs[1].tps[k] / runs[0].tps[k]}});
     }
     // 2 flops per weight per prompt token in the blocks; the lm_head (V x C) runs for the last one only
     const double lm_head = static_cast<double>(mc.vocab_size) * mc.n_embd;
@@ -372,13 +444,22 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
     if (prefill_tps > 0) row("prefill / decode per token", fixed(prefill_tps / decode_tps[0], 1, "x"), "decode is bandwidth-bound");
     std::cout << "\nmemory\n";
     row("weights in memory (float32)", fixed(weight_bytes / 1e6, 1, "MB"));
+    row("weights in memory (f16 matrices)", fixed(runs[1].weight_bytes / 1e6, 1, "MB"));
     row("KV cache of the prefill run", fixed(cache_bytes / 1e6, 1, "MB"));
     row("peak resident memory", fixed(peak / 1e6, 1, "MB"),
         percent_of(peak, weight_bytes + cache_bytes, "weights + cache"));
+    // each model's own peak: loading, one decode run (and for f32 a prefill), from a reset peak
+    // (Linux's clear_refs) that still counts what the process held before (the f32 model, for f16)
+    if (peak_resets) {
+        row("  since loading the f32 model", fixed(runs[0].peak / 1e6, 1, "MB"));
+        row("  since loading the f16 model", fixed(runs[1].peak / 1e6, 1, "MB"), "the f32 model still loaded");
+    }
     if (writes_model) std::cout << "  (this run also wrote the model, which peaks higher: run again for the loader's figure)\n";
     report["prefill"] = {{"tokens", prefill_tokens}, {"tokens_per_s", prefill_tps}, {"blas", prefill_runs.front().description}};
     report["memory"] = {{"peak_rss_bytes", peak}, {"rss_before_load_bytes", rss_before},
-                        {"weights_bytes", weight_bytes}, {"cache_bytes", cache_bytes}};
+                        {"weights_bytes", weight_bytes}, {"weights_f16_bytes", runs[1].weight_bytes},
+                        {"peak_since_f32_load_bytes", runs[0].peak}, {"peak_since_f16_load_bytes", runs[1].peak},
+                        {"cache_bytes", cache_bytes}};
     report["kernels"] = target;
     report["matvec_kernel"] = matvec_runs;
 

@@ -54,24 +54,24 @@ struct SoftWiden {  // the default target (SSE2): the integer widening above, fo
     }
 };
 #if DECODEBOOK_MULTI_TARGET
-typedef _Float16 H8 __attribute__((vector_size(16)));
-typedef _Float16 H16 __attribute__((vector_size(32)));
-// F16C's vcvtph2ps: GCC turns a conversion of a vector of _Float16 into it where the target has
-// F16C (x86-64-v3 and v4).
+// F16C's vcvtph2ps: eight (AVX2) or sixteen (AVX-512) binary16 values from memory, widened into
+// one register. Written as one instruction of inline assembly: GCC 12 widens a vector of _Float16
+// one value at a time, and its intrinsics cannot be inlined into the kernels' bodies, which are
+// compiled for each target only once inlined into that target's function.
 struct F16cWiden {  // x86-64-v3 (AVX2, FMA, F16C): eight at a time
     using V = F8;
     static inline __attribute__((always_inline)) V load(const uint16_t* p) {
-        H8 h;
-        std::memcpy(&h, p, sizeof h);
-        return __builtin_convertvector(h, F8);
+        V v;
+        asm("vcvtph2ps %1, %0" : "=x"(v) : "m"(*reinterpret_cast<const char(*)[16]>(p)));
+        return v;
     }
 };
 struct Avx512Widen {  // x86-64-v4 (AVX-512): sixteen at a time
     using V = F16;
     static inline __attribute__((always_inline)) V load(const uint16_t* p) {
-        H16 h;
-        std::memcpy(&h, p, sizeof h);
-        return __builtin_convertvector(h, F16);
+        V v;
+        asm("vcvtph2ps %1, %0" : "=v"(v) : "m"(*reinterpret_cast<const char(*)[32]>(p)));
+        return v;
     }
 };
 #endif
@@ -98,6 +98,19 @@ inline __attribute__((always_inline)) void columns_f16(const float* __restrict x
     for (; i + R <= i1; i += R) {
         const uint16_t* w = W + i * out;  // rows i..i+3, out values apart
         size_t j = j0;
+        if (B == 1) {  // decode's one row: x's four values broadcast once for the whole pass
+            const V x0 = V{} + x[i], x1 = V{} + x[i + 1], x2 = V{} + x[i + 2], x3 = V{} + x[i + 3];
+            for (; j + step <= j1; j += step)
+                for (size_t h = 0; h < 2; ++h) {
+                    const size_t k = j + h * L;
+                    V sum = load_lanes<V>(y + k);
+                    sum += x0 * P::load(w + k);
+                    sum += x1 * P::load(w + out + k);
+                    sum += x2 * P::load(w + 2 * out + k);
+                    sum += x3 * P::load(w + 3 * out + k);
+                    store_lanes(y + k, sum);
+                }
+        }
         for (; j + step <= j1; j += step) {
             V wr[R][2];  // the 4 x 2L weights, widened once for every row b
             for (size_t r = 0; r < R; ++r)
