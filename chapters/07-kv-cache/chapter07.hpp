@@ -1,6 +1,7 @@
 #pragma once
-// Chapter 07, private to its program (chapters/07-kv-cache/): what its six parts share. main.cpp
-// calls them in order; parts 1-2 are in naive_vs_cached.cpp, 3-4 in memory.cpp, 5-6 in batches.cpp.
+// Chapter 07, private to its program (chapters/07-kv-cache/): what its seven parts share. main.cpp
+// calls them in order; parts 1-2 are in naive_vs_cached.cpp, 3-4 in memory.cpp, 5-6 in batches.cpp,
+// 7 in bytes_per_weight.cpp.
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -60,5 +61,9 @@ BatchRates batches(const decodebook::Session& session, CsvRows& csv);
 
 // Part 6: greedy decoding alone against in a batch: the logits differ, and a close step can flip.
 void temperature_zero_in_batch(const decodebook::Session& session, const BatchRates& part5);
+
+// Part 7: the model held in float32 and in float16 (`--dtype`): the same logits from an f16
+// checkpoint, decode against each one's roofline, and what rounding an f32 model to f16 changes.
+void bytes_per_weight(const decodebook::Session& session, const decodebook::CommandLine& opt, int threads);
 
 }  // namespace chapter07

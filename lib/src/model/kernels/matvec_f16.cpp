@@ -23,6 +23,7 @@ typedef float F8 __attribute__((vector_size(32)));   // one AVX2 register
 typedef float F16 __attribute__((vector_size(64)));  // one AVX-512 register
 typedef uint32_t U4 __attribute__((vector_size(16)));
 
+// [ch07:widen-f16]
 // One binary16 value as float32, exactly. The five exponent bits and ten mantissa bits, moved to
 // float32's positions, read as a float32 2^112 too small (the exponent biases are 15 and 127):
 // multiplying by 2^112 is exact for normal and subnormal halves alike. An all-ones exponent
@@ -33,6 +34,7 @@ inline __attribute__((always_inline)) float widen_one(uint16_t h) {
     if (em >= 0x0f800000u) bits = em | 0x7f800000u;  // infinity or NaN
     return std::bit_cast<float>(bits | sign);
 }
+// [/ch07:widen-f16]
 
 // How each version reads weights: V is its register of floats (no wider than the target's
 // registers), load() widens V's worth of binary16 values, loadf() reads floats.
@@ -81,6 +83,7 @@ inline __attribute__((always_inline)) void store_lanes(float* p, V v) {
     std::memcpy(p, &v, sizeof v);
 }
 
+// [ch07:matvec-f16]
 // y[b, j0:j1] += sum_{i0 <= i < i1} x[b, i] W[i, j0:j1] for every row b.
 //   x: (B, in), W: (in, out) binary16, y: (B, out)
 // matvec.cpp's matvec_columns with each weight widened: four rows of W at a time, 2 V's worth of
@@ -148,6 +151,7 @@ inline __attribute__((always_inline)) void columns_f16(const float* __restrict x
         }
     }
 }
+// [/ch07:matvec-f16]
 
 // One dot product M[r, :] . x[b, :] of n values, in the float32 lm_head's order (matvec.cpp's
 // dot_rows): sixteen partial sums, sum k over the elements i with i % 16 == k (i < n - n % 16),
@@ -245,7 +249,6 @@ const F16Kernels& f16_kernels() {
 
 }  // namespace
 
-// [ch07:matvec-f16]
 void matvec_f16(const float* x, size_t B, const uint16_t* W, const float* bias, size_t in, size_t out, float* y,
                 float* partial) {
     // matvec's plan exactly (kernels/matvec.cpp): y starts as the bias and gains W's rows [0, h),
@@ -278,7 +281,6 @@ void matvec_f16(const float* x, size_t B, const uint16_t* W, const float* bias, 
     }
     for (size_t k = 0; k < B * out; ++k) y[k] += partial[k];
 }
-// [/ch07:matvec-f16]
 
 void matvec_transposed_f16(const float* x, size_t B, const uint16_t* M, size_t rows, size_t n, float* y) {
     const DotsFn dots = f16_kernels().dots;
