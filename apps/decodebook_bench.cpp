@@ -424,6 +424,27 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
             "bytes read: " + fixed(runs[0].weight_bytes / runs[1].weight_bytes, 2, "x fewer"));
         report["f16_over_f32"].push_back({{"threads", t}, {"decode_ratio", runs[1].tps[k] / runs[0].tps[k]}});
     }
+    {  // an f32 model (the same shape, random float32 weights) rounded once to f16: what changes
+        const TensorMap random = random_gpt2_tensors(mc, 7);
+        const Gpt2 exact = Gpt2::from_tensors(mc, random, WeightDtype::F32);
+        const Gpt2 rounded = Gpt2::from_tensors(mc, random, WeightDtype::F16);
+        const int steps = 32;
+        LogitAgreement total;
+        int whole = 0;
+        for (size_t p = 0; p < 4; ++p) {
+            const std::vector<int> prompt = prompt_of(mc, 4 + 3 * p);
+            const LogitAgreement g = compare_greedy_logits(exact, rounded, prompt, steps);
+            total.max_diff = std::max(total.max_diff, g.max_diff);
+            total.steps += g.steps, total.differ += g.differ;
+            whole += g.differ == 0;
+        }
+        row("f32 model rounded to f16: max |logit error|", fixed(total.max_diff, 6, ""),
+            "random f32 weights, 4 prompts x " + std::to_string(steps) + " greedy steps of the f32 model");
+        row("  greedy picks unchanged", std::to_string(total.steps - total.differ) + " of " + std::to_string(total.steps),
+            std::to_string(whole) + " of 4 prompts keep their whole continuation");
+        report["f32_rounded_to_f16"] = {{"max_logit_error", total.max_diff}, {"steps", total.steps},
+                                        {"steps_changed", total.differ}, {"prompts_unchanged", whole}};
+    }
     // 2 flops per weight per prompt token in the blocks; the lm_head (V x C) runs for the last one only
     const double lm_head = static_cast<double>(mc.vocab_size) * mc.n_embd;
     const double prefill_flops = 2.0 * (weight_bytes / sizeof(float) - lm_head) * prefill_tokens + 2.0 * lm_head;

@@ -293,6 +293,13 @@ TEST_CASE("an F32 checkpoint loads as f32 and rounds once to f16 when asked", "[
     for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(a.data()[i] - exact.data()[i]));
     CHECK(worst > 0.0f);
     CHECK(worst < 1e-2f);
+    // compare_greedy_logits (chapter 07's part 7): the model against itself, then the two holdings
+    const LogitAgreement self = compare_greedy_logits(f32, f32, ids, 5);
+    CHECK((self.steps == 5 && self.max_diff == 0 && self.differ == 0));
+    const LogitAgreement both = compare_greedy_logits(f32, f16, ids, 5);
+    CHECK(both.steps == 5);
+    CHECK(both.max_diff > 0);
+    CHECK_THROWS_AS(compare_greedy_logits(f32, f16, ids, 0), Error);
     // a BF16 checkpoint loads as f32
     write_random_gpt2(dir.path.string(), c, 11, DType::BF16);
     CHECK(Gpt2::load(dir.path.string()).weight_dtype() == WeightDtype::F32);

@@ -13,6 +13,7 @@
 #include "chapter07.hpp"
 #include "decodebook/course/random_model.hpp"
 #include "decodebook/course/terminal.hpp"
+#include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/model/kv_cache.hpp"
 #include "decodebook/model/roofline.hpp"
@@ -41,30 +42,6 @@ double decode_ms_per_token(const Gpt2& model, const std::vector<int>& prompt, in
     return best;
 }
 
-// Two models fed the same tokens (the first one's greedy picks) for `steps` steps after `prompt`:
-// the largest logit difference, and the steps whose argmax differs.
-struct Agreement {
-    double max_diff = 0;
-    int steps = 0, differ = 0;
-};
-
-Agreement teacher_forced(const Gpt2& a, const Gpt2& b, const std::vector<int>& prompt, int steps) {
-    KvCache ca(a.config(), 1, prompt.size() + static_cast<size_t>(steps)), cb = ca;
-    Vec la = a.prefill(prompt, ca, 0), lb = b.prefill(prompt, cb, 0);
-    Agreement g;
-    for (int i = 0;; ++i) {
-        for (size_t v = 0; v < la.size(); ++v) g.max_diff = std::max(g.max_diff, static_cast<double>(std::fabs(la(v) - lb(v))));
-        const int pick = argmax(la);
-        g.differ += pick != argmax(lb);
-        ++g.steps;
-        if (i + 1 == steps) return g;
-        a.decode({pick}, {0}, ca);
-        b.decode({pick}, {0}, cb);
-        la = xt::view(ca.logits(), 0, xt::all());
-        lb = xt::view(cb.logits(), 0, xt::all());
-    }
-}
-
 }  // namespace
 
 void bytes_per_weight(const Session& session, const CommandLine& opt, int threads) {
@@ -74,7 +51,7 @@ void bytes_per_weight(const Session& session, const CommandLine& opt, int thread
     const std::vector<int>& prompt = session.prompt;
     const int steps = std::max(2, std::min(32, session.model.config().n_positions - static_cast<int>(prompt.size()) - 1));
     // 1. the embedded checkpoint is stored in float16: widened to f32 exactly, so both give the same logits
-    const Agreement same = teacher_forced(f32, f16, prompt, steps);
+    const LogitAgreement same = compare_greedy_logits(f32, f16, prompt, steps);
     std::printf("  the embedded checkpoint is stored in float16, and every float16 value is a float32 value: held\n"
                 "  as f16 and widened in registers, it gives %s logits (largest difference over %d steps: %g).\n",
                 same.max_diff == 0 ? "the same" : "OTHER", same.steps, same.max_diff);
@@ -112,11 +89,11 @@ void bytes_per_weight(const Session& session, const CommandLine& opt, int thread
     const TensorMap random = random_gpt2_tensors(mc, 7);
     const Gpt2 exact = Gpt2::from_tensors(mc, random, WeightDtype::F32);
     const Gpt2 rounded = Gpt2::from_tensors(mc, random, WeightDtype::F16);
-    Agreement total;
+    LogitAgreement total;
     int whole = 0;
     const std::vector<std::string> texts = {"The best way to", "You will", "Life is", "Never trust a"};
     for (const std::string& text : texts) {
-        const Agreement g = teacher_forced(exact, rounded, session.tokenizer.encode(text), steps);
+        const LogitAgreement g = compare_greedy_logits(exact, rounded, session.tokenizer.encode(text), steps);
         total.max_diff = std::max(total.max_diff, g.max_diff);
         total.steps += g.steps, total.differ += g.differ;
         whole += g.differ == 0;

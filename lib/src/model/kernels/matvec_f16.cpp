@@ -78,6 +78,9 @@ struct Avx512Widen {  // x86-64-v4 (AVX-512): sixteen at a time
 };
 #endif
 
+// How far ahead (binary16 values, 2 KiB) decode's one-row product asks for each row's weights.
+constexpr size_t kPrefetchHalves = 1024;
+
 template <class V>
 inline __attribute__((always_inline)) void store_lanes(float* p, V v) {
     std::memcpy(p, &v, sizeof v);
@@ -98,12 +101,32 @@ inline __attribute__((always_inline)) void columns_f16(const float* __restrict x
     using V = typename P::V;
     constexpr size_t R = 4, L = sizeof(V) / sizeof(float), step = 2 * L;
     size_t i = i0;
+    if (B == 1)  // decode's one row: eight rows of W per pass, so y goes through L1 half as often
+        for (; i + 2 * R <= i1; i += 2 * R) {
+            const uint16_t* w = W + i * out;  // rows i..i+7, out values apart
+            V xr[2 * R];
+            for (size_t r = 0; r < 2 * R; ++r) xr[r] = V{} + x[i + r];
+            size_t j = j0;
+            for (; j + L <= j1; j += L) {
+                V sum = load_lanes<V>(y + j);
+                for (size_t r = 0; r < 2 * R; ++r) sum += xr[r] * P::load(w + r * out + j);
+                store_lanes(y + j, sum);
+            }
+            for (; j < j1; ++j) {  // the last (j1 - j0) % L columns
+                float sum = y[j];
+                for (size_t r = 0; r < 2 * R; ++r) sum += x[i + r] * widen_one(w[r * out + j]);
+                y[j] = sum;
+            }
+        }
     for (; i + R <= i1; i += R) {
         const uint16_t* w = W + i * out;  // rows i..i+3, out values apart
         size_t j = j0;
         if (B == 1) {  // decode's one row: x's four values broadcast once for the whole pass
             const V x0 = V{} + x[i], x1 = V{} + x[i + 1], x2 = V{} + x[i + 2], x3 = V{} + x[i + 3];
-            for (; j + step <= j1; j += step)
+            for (; j + step <= j1; j += step) {
+                // each row's next lines asked for ahead (kPrefetchHalves): four strided streams of
+                // half float32's bytes per column leave the hardware prefetcher behind
+                for (size_t r = 0; r < R; ++r) __builtin_prefetch(w + r * out + j + kPrefetchHalves);
                 for (size_t h = 0; h < 2; ++h) {
                     const size_t k = j + h * L;
                     V sum = load_lanes<V>(y + k);
@@ -113,6 +136,7 @@ inline __attribute__((always_inline)) void columns_f16(const float* __restrict x
                     sum += x3 * P::load(w + 3 * out + k);
                     store_lanes(y + k, sum);
                 }
+            }
         }
         for (; j + step <= j1; j += step) {
             V wr[R][2];  // the 4 x 2L weights, widened once for every row b
