@@ -292,6 +292,11 @@ CASES = [
          r"^error: mirostat = 2 in chapter 09: its parts decode greedily as well as by sampling"),
     Case("14 chapter-09 --samples 3", 14, "chapter-09", ["--samples", "3"], 2,
          r"^error: --samples = 3 is invalid: it must be a whole number in \[8, 10000\]$"),
+    Case("14 chapter-01 --reference of a missing file", 14, "chapter-01", ["--reference", "/nonexistent.json"], 2,
+         r"^error: --reference '/nonexistent.json' is not a file$",
+         fix=r"^  fix: pass --reference the reference's greedy goldens, tests/data/greedy.json$"),
+    Case("14 --skip-special-tokens maybe", 14, "decodebook-generate", ["--skip-special-tokens", "maybe"], 2,
+         r"^error: --skip-special-tokens needs true or false, got 'maybe'$", fix=r"^  fix: e.g. --skip-special-tokens true$"),
 ]
 
 # 22. chapter 10's knobs (issue 22): a bad value, a token outside the vocabulary, a knob under an

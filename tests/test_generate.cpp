@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <memory>
+#include <utility>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/utf8.hpp"
@@ -11,6 +12,7 @@
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/generation_config.hpp"
 #include "decodebook/decoding/sampler.hpp"
+#include "decodebook/decoding/speculative.hpp"
 #include "decodebook/sampling/sampling.hpp"
 #include "golden.hpp"
 
@@ -32,6 +34,16 @@ struct Script {
         };
     }
 };
+
+// The ids of the single-byte tokens C3 and A9, which together make "é" (-1 where there is none).
+std::pair<int, int> e_acute_bytes(const Tokenizer& tok) {
+    int lead = -1, cont = -1;
+    for (int id = 0; id < tok.vocab_size(); ++id) {
+        if (tok.token_bytes(id) == "\xC3") lead = id;
+        if (tok.token_bytes(id) == "\xA9") cont = id;
+    }
+    return {lead, cont};
+}
 
 GenerationConfig with_length(int n) {
     GenerationConfig c;
@@ -100,11 +112,7 @@ TEST_CASE("the loop streams text without splitting a UTF-8 character", "[generat
     // Find two byte tokens that together make "é" (C3 A9), if the vocabulary has them.
     const Tokenizer& tok = tokenizer();
     const std::vector<int> e_acute = tok.encode("\xC3\xA9");
-    int lead = -1, cont = -1;
-    for (int id = 0; id < tok.vocab_size(); ++id) {
-        if (tok.token_bytes(id) == "\xC3") lead = id;
-        if (tok.token_bytes(id) == "\xA9") cont = id;
-    }
+    const auto [lead, cont] = e_acute_bytes(tok);
     REQUIRE(lead >= 0);
     REQUIRE(cont >= 0);
     Script s{{lead, cont, lead}, {}, {}};
@@ -134,6 +142,93 @@ TEST_CASE("greedy through the general loop equals the naive loop and the referen
         CHECK(found.finish_reason == (c["stopped_by_eos"].get<bool>() ? FinishReason::Eos : FinishReason::Length));
         // the config's own sampler (do_sample false: argmax after no processors) agrees
         CHECK(generate(model(), tokenizer(), prompt, config, make_sampler(config, 1)).ids == found.ids);
+    }
+}
+
+TEST_CASE("skip_special_tokens leaves <|endoftext|> out of the text and keeps it in the ids", "[generate][special]") {
+    // A scripted run that writes <|endoftext|> (2047, special) between two byte tokens and goes on
+    // (no EOS ids). Hand-computed as Python's bytes.decode(errors="replace") would: kept, the lone
+    // lead byte C3 before "<" and the lone continuation A9 after it are each U+FFFD; skipped, as
+    // HF's decode(skip_special_tokens=True) joins the bytes around it, C3 A9 is one character.
+    const Tokenizer& tok = tokenizer();
+    const int eot = tok.eot_id();
+    REQUIRE(eot == 2047);
+    REQUIRE(tok.is_special(eot));
+    const auto [lead, cont] = e_acute_bytes(tok);
+    REQUIRE(lead >= 0);
+    REQUIRE(cont >= 0);
+    GenerationConfig c = with_length(3);
+    c.eos_token_id = std::vector<int>{};
+    Script kept_script{{lead, eot, cont}, {}, {}};
+    const Generation kept = generate(model(), tok, {10}, c, kept_script.sampler());
+    c.skip_special_tokens = true;
+    Script skipped_script{{lead, eot, cont}, {}, {}};
+    const Generation skipped = generate(model(), tok, {10}, c, skipped_script.sampler());
+    CHECK(kept.ids == std::vector<int>{lead, eot, cont});
+    CHECK(skipped.ids == kept.ids);
+    CHECK(kept.text == "\xEF\xBF\xBD<|endoftext|>\xEF\xBF\xBD");
+    CHECK(skipped.text == "\xC3\xA9");
+    CHECK(tok.decode(kept.ids, true) == "\xC3\xA9");
+    CHECK(tok.decode(kept.ids, false) == tok.decode(kept.ids));
+    CHECK(tok.text_bytes(eot, true).empty());
+    CHECK(tok.text_bytes(eot, false) == "<|endoftext|>");
+    CHECK(tok.text_bytes(lead, true) == "\xC3");  // an ordinary token is never skipped
+}
+
+TEST_CASE("skip_special_tokens holds in every loop that makes text", "[generate][special]") {
+    // The reference's greedy case 'never_trust' ends with <|endoftext|>: its text with that name cut
+    // off by hand is what every loop must give with skip_special_tokens, with the same ids.
+    const nlohmann::json g = golden::load("greedy.json");
+    const nlohmann::json* found = nullptr;
+    for (const auto& c : g["cases"])
+        if (c["name"] == "never_trust") found = &c;
+    REQUIRE(found != nullptr);
+    const std::vector<int> prompt = (*found)["prompt_ids"].get<std::vector<int>>();
+    const std::vector<int> ids = (*found)["ids"].get<std::vector<int>>();
+    const std::string text = (*found)["text"].get<std::string>();
+    const std::string name = "<|endoftext|>";
+    REQUIRE(text.size() > name.size());
+    REQUIRE(text.substr(text.size() - name.size()) == name);
+    const std::string without = text.substr(0, text.size() - name.size());
+    GenerationConfig config = with_length((*found)["max_new_tokens"].get<int>());
+    config.skip_special_tokens = true;
+    SECTION("generate, generate_cached and generate_speculative") {
+        GenerationConfig spec = config;
+        spec.prompt_lookup_num_tokens = 3;
+        const Drafter drafter = prompt_lookup_drafter(false, 1, 2, {tokenizer().eot_id()});
+        const std::vector<std::pair<std::string, Generation>> runs = {
+            {"generate", generate(model(), tokenizer(), prompt, config, greedy)},
+            {"generate_cached", generate_cached(model(), tokenizer(), prompt, config, greedy)},
+            {"generate_speculative", generate_speculative(model(), tokenizer(), prompt, spec, drafter)}};
+        for (const auto& [loop, out] : runs) {
+            INFO(loop);
+            CHECK(out.ids == ids);
+            CHECK(out.text == without);
+        }
+    }
+    SECTION("beam search, plain and cached") {
+        GenerationConfig beams = config;
+        beams.num_beams = 2;
+        beams.num_return_sequences = 2;
+        GenerationConfig kept = beams;
+        kept.skip_special_tokens = false;
+        for (bool cached : {false, true}) {
+            INFO("cached " << cached);
+            const auto run = [&](const GenerationConfig& c) {
+                return cached ? beam_search_cached(model(), tokenizer(), prompt, c) : beam_search(model(), tokenizer(), prompt, c);
+            };
+            const std::vector<Hypothesis> with = run(kept), skipped = run(beams);
+            REQUIRE(with.size() == skipped.size());
+            bool any_eos = false;
+            for (size_t i = 0; i < with.size(); ++i) {
+                CHECK(skipped[i].ids == with[i].ids);
+                std::string expected = with[i].text;  // the kept text with every special name taken out
+                for (size_t at; (at = expected.find(name)) != std::string::npos;) expected.erase(at, name.size());
+                CHECK(skipped[i].text == expected);
+                any_eos = any_eos || with[i].text.find(name) != std::string::npos;
+            }
+            CHECK(any_eos);  // else this section tests nothing
+        }
     }
 }
 
@@ -401,6 +496,10 @@ TEST_CASE("the knob table parses and checks every knob from text", "[config]") {
     CHECK(c.temperature == 2e-38f);
     set_knob(c, "temperature", "0.0005");
     CHECK(c.temperature == 0.0005f);
+    CHECK_FALSE(c.skip_special_tokens);  // HF's decode default: today's text, <|endoftext|> in it
+    set_knob(c, "skip-special-tokens", "true");
+    CHECK(c.skip_special_tokens);
+    CHECK(find_knob("skip_special_tokens").get(c) == "true");
 
     const GenerationConfig before = c;
     const auto message = [&](const std::string& name, const std::string& value) {
@@ -435,6 +534,8 @@ TEST_CASE("the knob table parses and checks every knob from text", "[config]") {
     CHECK_THAT(message("order", "ollama"), Catch::Contains("hf, llama.cpp, vllm"));
     CHECK_THAT(message("penalty-scope", "output"), Catch::Contains("prompt_and_output, output_only, last_n"));
     CHECK_THAT(message("do-sample", "yes"), Catch::Contains("true or false"));
+    CHECK_THAT(message("skip-special-tokens", "yes"),
+               Catch::Contains("--skip-special-tokens needs true or false, got 'yes'"));
     CHECK_THAT(message("eos-token-id", "3,-1"), Catch::Contains("eos_token_id = 3,-1 is invalid"));
     CHECK_THAT(message("top-q", "1"), Catch::Contains("unknown parameter 'top-q'"));
     CHECK(find_knob("top_p").get(c) == find_knob("top_p").get(before));  // a refused value changes nothing

@@ -6,7 +6,8 @@
 #   1. the engine's tests (library against hand-computed cases and the independent reference),
 #   2. the chapters' smoke tests (each binary runs; --help; bad input gives a clear error),
 #   3. the course checks (tests/course/check_course.py): the above, and every solution passes its
-#      exercise's tests, every untouched stub fails them,
+#      exercise's tests, every untouched stub fails them, every number a re-read chapter page
+#      states is printed by the programs it runs,
 #   4. the grader's end-to-end test (tests/course/broken_stub.py: a chapter-04 stub that does not
 #      compile breaks only chapter 04; reconfigures BUILD_DIR back when done) and its own tests
 #      (tests/course/test_grade.py),

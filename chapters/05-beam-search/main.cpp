@@ -111,7 +111,7 @@ public:
             return rows;
         };
         std::vector<Hypothesis> hyps = beam_search(cached, eos_, static_cast<int>(prompt_.size()), config);
-        fill_texts(hyps, tok_);
+        fill_texts(hyps, tok_, config.skip_special_tokens);
         return hyps;
     }
 
@@ -170,6 +170,14 @@ int main(int argc, char** argv) {
         std::printf("\n== 2. A toy traced by hand: greedy is not the best path ==\n");
         std::printf("  step 1: A 0.60, B 0.40\n"
                     "  after A: A 0.40, B 0.30, C 0.30      after B: A 0.90, B 0.05, C 0.05\n");
+        std::printf("  every two-step path:");
+        for (int first : {0, 1}) {
+            const Vec step2 = toy_rows({Beam{{first}, 0.0}})[0];
+            const double p1 = first == 0 ? 0.6 : 0.4;
+            for (int second : {0, 1, 2})
+                std::printf(" %s %.2f", toy_text({first, second}).c_str(), p1 * std::exp(step2(static_cast<size_t>(second))));
+        }
+        std::printf("\n");
         GenerationConfig toy;
         toy.max_new_tokens = 2;
         toy.length_penalty = 0;  // the raw sum: the comparison the tree makes
@@ -251,6 +259,17 @@ int main(int argc, char** argv) {
                         hyps[0].ids.size(), to_string(hyps[0].finish_reason).c_str(), hyps[0].sum_logprobs,
                         hyps[0].score, one_line(hyps[0].text).c_str());
         }
+        // where the raw sum's winner (length_penalty 0) ranks among each search's returned hypotheses
+        const std::vector<int>& raw_winner = by_penalty[1].second[0].ids;
+        std::printf("  the raw sum's winner (%zu tokens, %s) among the %d returned:", raw_winner.size(),
+                    to_string(by_penalty[1].second[0].finish_reason).c_str(), lp.num_return_sequences);
+        for (const auto& [penalty, hyps] : by_penalty) {
+            size_t rank = 0;
+            while (rank < hyps.size() && hyps[rank].ids != raw_winner) ++rank;
+            std::printf("%s %.1f %s", penalty == by_penalty.front().first ? "" : ",", penalty,
+                        rank < hyps.size() ? ("#" + std::to_string(rank + 1)).c_str() : "not returned");
+        }
+        std::printf("\n");
         std::printf("  0 ranks by the raw sum, which only falls with every token, so it favours ending early.\n"
                     "  1 (HF's default) divides by the length, so it is not neutral; 2 favours long, -1 short.\n");
 

@@ -144,6 +144,7 @@ int main(int argc, char** argv) {
         const Generation b = generate(model, tok, fortune, two, make_sampler(two, 0));
         const std::string two_label = "eos_token_id [" + std::to_string(eos) + ", " + std::to_string(period[0]) + " \".\"]:";
         print_run(two_label.c_str(), b);
+        std::printf("  %-34s %zu tokens earlier than with the model's EOS alone\n", "", a.ids.size() - b.ids.size());
         GenerationConfig longer = plain;
         longer.min_new_tokens = static_cast<int>(a.ids.size()) + 6;
         const Generation c = generate(model, tok, fortune, longer, make_sampler(longer, 0));
@@ -176,6 +177,19 @@ int main(int argc, char** argv) {
                         visible_token(shown).c_str(), visible_token(s.matched_stop().value_or("")).c_str(),
                         visible_token(shown_text({"xab", "c", "d"}, abcd_bc, true, rule)).c_str());
         }
+        const std::vector<std::string> abc_b{"abc", "b"};
+        std::printf("  stops [\"abc\", \"b\"], one token \"abc\": \"abc\" starts first and is first in the list, \"b\" completes first:\n");
+        for (StopMatch rule : {StopMatch::Earliest, StopMatch::Vllm}) {
+            StopStringStream s(abc_b, false, rule);
+            const std::string shown = s.push("abc") + s.flush();
+            std::printf("    %-14s shows %-9s matched %s\n", to_string(rule).c_str(), visible_token(shown).c_str(),
+                        visible_token(s.matched_stop().value_or("")).c_str());
+        }
+        const StopScan scan = scan_stops("xabc", abcd_bc);
+        std::printf("  exercise 06.1's scan decides on the pending text alone: scan_stops(\"xabc\", [\"abcd\", \"bc\"]) ="
+                    " safe %zu, stop %s\n  (the text %s), where earliest waits for the next token.\n",
+                    scan.safe, scan.stop ? visible_token(abcd_bc[*scan.stop]).c_str() : "none",
+                    visible_token(std::string("xabc").substr(0, scan.safe)).c_str());
 
         std::printf("\n== 4. Streaming: hold back only what may still become a stop (\"User:\") ==\n");
         print_stream({"User", " said"}, {"User:"}, false, StopMatch::Earliest);

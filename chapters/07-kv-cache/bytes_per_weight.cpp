@@ -1,4 +1,4 @@
-// Chapter 07, part 7: fewer bytes per weight. Part 4 showed decode reading every weight once per
+// Chapter 07, part 8: fewer bytes per weight. Part 4 showed decode reading every weight once per
 // token; "you cannot go faster without quantizing the weights" is the sentence that follows. Here
 // the same model is held in float32 and in float16 (WeightDtype, `--dtype`): decode against the
 // roofline of each, and what rounding an f32 model to f16 changes.
@@ -17,6 +17,7 @@
 #include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/model/kv_cache.hpp"
 #include "decodebook/model/roofline.hpp"
+#include "decodebook/model/safetensors.hpp"
 #include "decodebook/model/tokenizer.hpp"
 
 using namespace decodebook;
@@ -45,7 +46,7 @@ double decode_ms_per_token(const Gpt2& model, const std::vector<int>& prompt, in
 }  // namespace
 
 void bytes_per_weight(const Session& session, const CommandLine& opt, int threads) {
-    std::printf("\n== 7. Fewer bytes per weight: the same model held in float32 and in float16 ==\n");
+    std::printf("\n== 8. Fewer bytes per weight: the same model held in float32 and in float16 ==\n");
     const std::string& dir = opt.model_dir;
     const Gpt2 f32 = Gpt2::load(dir, WeightDtype::F32), f16 = Gpt2::load(dir, WeightDtype::F16);
     const std::vector<int>& prompt = session.prompt;
@@ -103,6 +104,9 @@ void bytes_per_weight(const Session& session, const CommandLine& opt, int thread
                 "  f32 model's greedy tokens on %zu prompts, %d steps: largest logit difference %.3g; greedy picks\n"
                 "  the same token at %d of %d steps, and %d of %zu prompts keep their whole greedy continuation.\n",
                 texts.size(), total.steps, total.max_diff, total.steps - total.differ, total.steps, whole, texts.size());
+    std::printf("  A weight beyond float16's largest finite value, %.0f, cannot be rounded: loading refuses it,\n"
+                "  naming the tensor, and --dtype f32 keeps it.\n",
+                static_cast<double>(half_to_float(0x7bff)));
 }
 
 }  // namespace chapter07

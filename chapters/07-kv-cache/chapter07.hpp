@@ -1,7 +1,7 @@
 #pragma once
-// Chapter 07, private to its program (chapters/07-kv-cache/): what its seven parts share. main.cpp
+// Chapter 07, private to its program (chapters/07-kv-cache/): what its parts share. main.cpp
 // calls them in order; parts 1-2 are in naive_vs_cached.cpp, 3-4 in memory.cpp, 5-6 in batches.cpp,
-// 7 in bytes_per_weight.cpp.
+// 7 in serving.cpp, 8 in bytes_per_weight.cpp.
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -23,7 +23,7 @@ inline double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// The rows of --csv FILE (columns series,x,y): a series and one (x, y) point. Parts 1 and 5 add them.
+// The rows of --csv FILE (columns series,x,y): a series and one (x, y) point. Parts 1, 5 and 7 add them.
 using CsvRows = decodebook::SeriesRows;
 
 // One prompt timed in its two phases: prefill (time to first token), decode (time per output token).
@@ -62,7 +62,11 @@ BatchRates batches(const decodebook::Session& session, CsvRows& csv);
 // Part 6: greedy decoding alone against in a batch: the logits differ, and a close step can flip.
 void temperature_zero_in_batch(const decodebook::Session& session, const BatchRates& part5);
 
-// Part 7: the model held in float32 and in float16 (`--dtype`): the same logits from an f16
+// Part 7: requests arriving over time on 4 slots, static against continuous batching (each request's
+// arrival, admission, first token and finish go to `csv`).
+void serving(const decodebook::Session& session, CsvRows& csv);
+
+// Part 8: the model held in float32 and in float16 (`--dtype`): the same logits from an f16
 // checkpoint, decode against each one's roofline, and what rounding an f32 model to f16 changes.
 void bytes_per_weight(const decodebook::Session& session, const decodebook::CommandLine& opt, int threads);
 

@@ -6,7 +6,8 @@
 // (decode, matrix-vector products that read every weight once). This program measures all of it
 // in the run: the naive loop against the cached one, time to first token against time per output
 // token, the cache's size, this machine's read bandwidth and the lowest time per token it allows,
-// batches, why temperature 0 stops being deterministic once prompts share a batch, and what
+// batches, and why temperature 0 stops being deterministic once prompts share a batch; then
+// requests that arrive over time, served with static and with continuous batching; and what
 // holding the weights in float16 (half the bytes) does to speed and to the logits.
 //
 // Library code this chapter introduces: KvCache, kv_cache_bytes, reorder_rows,
@@ -14,7 +15,8 @@
 // (gpt2.hpp); WeightDtype, WeightMatrix (weights.hpp); matvec, matvec_f16, attend, gemm (kernels.hpp); gpt2_decode_bytes, decode_roofline_ms,
 // measure_read_bandwidth (roofline.hpp); cached_logits, generate_cached, generate_batch
 // (cached_loops.hpp); CachedSequence (cached_sequence.hpp); the loop's NextLogits seam
-// (generate.hpp); with_commas, human_bytes (terminal.hpp); SeriesRows, write_series_csv (csv.hpp).
+// (generate.hpp); with_commas, human_bytes (terminal.hpp); SeriesRows, write_series_csv (csv.hpp);
+// serve_requests, Scheduling, ServeClock, wall_clock (serving.hpp).
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -119,18 +121,20 @@ int main(int argc, char** argv) {
     const int threads = num_threads();
     return run_program([&] {
         const Session session = open_session(opt);
-        CsvRows csv_rows;  // parts 1 and 5 add their measurements for --csv
+        CsvRows csv_rows;  // parts 1, 5 and 7 add their measurements for --csv
         const size_t part1_positions = naive_against_cached(session, opt, threads, csv_rows);  // part 1
         const Phases short_p = prefill_against_decode(session);                                // part 2
         cache_sizes(session.model.config(), part1_positions);                                  // part 3
         roofline(session.model, short_p, threads);                                             // part 4
         const BatchRates part5 = batches(session, csv_rows);                                   // part 5
         temperature_zero_in_batch(session, part5);                                             // part 6
-        bytes_per_weight(session, opt, threads);                                               // part 7
+        serving(session, csv_rows);                                                            // part 7
+        bytes_per_weight(session, opt, threads);                                               // part 8
 
         if (!opt.csv.empty()) {
             write_series_csv(opt.csv, info.csv_columns, csv_rows);
-            std::printf("\n(wrote the step times of part 1 and the batch rates of part 5 to %s)\n", opt.csv.c_str());
+            std::printf("\n(wrote the step times of part 1, the batch rates of part 5 and the requests of part 7 to %s)\n",
+                        opt.csv.c_str());
         }
 
         std::printf("\nYour exercises (./grade 07 grades them):\n");

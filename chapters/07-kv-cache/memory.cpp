@@ -83,10 +83,21 @@ void roofline(const Gpt2& model, const Phases& short_p, int threads) {
                 "  main-memory rate a token takes at least %.1f ms, at most %.1f tokens/s on %d thread%s.\n",
                 with_commas(gpt2_decode_bytes(gpt2, 4)).c_str(), gpt2_ms, 1000 / gpt2_ms, threads,
                 threads == 1 ? "" : "s");
-    const double bytes_70b = 70e9 * 2, gpu = 3e12;
-    std::printf("  The same arithmetic for a 70B model in bf16 on a 3 TB/s GPU: 70e9 x 2 bytes / 3e12 bytes/s ="
-                " %.1f ms\n  per token, at most %.1f tokens/s for one sequence, however fast its arithmetic.\n",
-                bytes_70b / gpu * 1000, gpu / bytes_70b);
+    const double bytes_70b = 70e9 * 2, bytes_7b = 7e9 * 2, gpu = 3e12;
+    std::printf("  The same arithmetic on a 3 TB/s GPU, weights in bf16: a 70B model, 70e9 x 2 = %.0f GB / 3e12 bytes/s"
+                " =\n  %.1f ms per token, at most %.1f tokens/s for one sequence, however fast its arithmetic; a 7B"
+                " model,\n  7e9 x 2 = %.0f GB: %.1f ms, at most %.0f tokens/s.\n",
+                bytes_70b / 1e9, bytes_70b / gpu * 1000, gpu / bytes_70b, bytes_7b / 1e9, bytes_7b / gpu * 1000,
+                gpu / bytes_7b);
+    // a GPT-2 the size of Llama 2 7B: its 32 layers, its width 4096 and its 32,000-token vocabulary
+    ModelConfig seven_b = gpt2;
+    seven_b.n_layer = 32;
+    seven_b.n_embd = 4096;
+    seven_b.n_head = 32;
+    seven_b.vocab_size = 32000;
+    std::printf("  decode_roofline_ms for a GPT-2 of that size (32 layers, width 4096, 32000 tokens): %s bytes\n"
+                "  in bf16, %.2f ms at 3 TB/s.\n",
+                with_commas(gpt2_decode_bytes(seven_b, 2)).c_str(), decode_roofline_ms(seven_b, 2, gpu));
 }
 
 }  // namespace chapter07

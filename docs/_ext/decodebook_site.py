@@ -393,6 +393,41 @@ class OutputExcerptDirective(SphinxDirective):
         return [node]
 
 
+def printed_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """:printed:`20.0 tokens`: a figure in the prose that the page's program output must contain.
+    Shown as plain text; check_printed fails the build when no output block on the page holds it."""
+    node = nodes.inline(text, text, classes=["db-printed"])
+    node["printed"] = text
+    return [node], []
+
+
+def squeeze(text: str) -> str:
+    """Runs of spaces and line ends as one space: a figure wrapped in the prose or aligned in a table."""
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def note_written_blocks(app, doctree):
+    """Before programoutput runs: the page's own literal blocks (code, pasted text), which a
+    :printed: figure may not lean on."""
+    doctree["db_written_blocks"] = {id(b) for b in doctree.traverse(nodes.literal_block)}
+
+
+def check_printed(app, doctree):
+    """Every :printed: figure of a page is in one of the page's program outputs (the whole output,
+    before output-excerpt cuts it), not in a block the page writes itself: a claim the binary no
+    longer prints fails the build (issue 25)."""
+    written = doctree.attributes.pop("db_written_blocks", set())
+    outputs = [squeeze(b.astext()) for b in doctree.traverse(nodes.literal_block) if id(b) not in written]
+    for node in doctree.traverse(nodes.inline):
+        if "printed" not in node.attributes:
+            continue
+        figure = squeeze(node["printed"])
+        if not any(figure in out for out in outputs):
+            logger.warning(f"the page says {figure!r} as printed by a program, but no program output on this page "
+                           "contains it: the binary prints something else now. Re-read the output and fix the "
+                           "sentence (or the program)", location=node)
+
+
 def excerpt_lines(lines: list, start_text: str, end_text: str) -> list:
     """lines[0] (the prompt line), then "..." and the lines from the first (after lines[0])
     containing start_text up to the first later one containing end_text, then "..." if cut.
@@ -490,6 +525,9 @@ def setup(app):
     app.add_directive("api-reference", ApiReferenceDirective)
     app.add_directive("readme-code", ReadmeCodeDirective)
     app.add_directive("output-excerpt", OutputExcerptDirective)
+    app.add_role("printed", printed_role)
+    app.connect("doctree-read", note_written_blocks, priority=450)  # before programoutput's run_programs (500)
+    app.connect("doctree-read", check_printed, priority=550)  # programoutput has run, excerpts not cut yet
     app.connect("doctree-read", cut_excerpts, priority=600)  # after programoutput's run_programs (500)
     app.connect("env-check-consistency", check_course)
     app.connect("missing-reference", missing_reference)

@@ -30,8 +30,11 @@ for ax, tau in zip(axes if len(taus) > 1 else [axes], taus):
     ax.plot(steps, mu, color="C0", linewidth=2, label="μ (the cut-off, bits)")
     ax.plot(steps, surprise, "o", color="C1", markersize=3, label="surprise of the token drawn")
     ax.plot(steps, running, color="C1", linewidth=1.2, label="its running mean")
-    ax.axhline(target, color="0.4", linestyle="--", linewidth=1, label=f"τ = {target:g}")
+    ax.axhline(target, color="0.4", linestyle="--", linewidth=1, label="τ, the target")
     ax.set_xlabel("step")
     ax.set_title(f"mirostat 2.0, τ = {target:g} bits, η = 0.1", fontsize=10)
 axes[0].set_ylabel("bits")
-axes[0].legend(fontsize=7.5, loc="upper right")
+# one legend for both panels, under them: inside a panel it covered mu's line
+handles, labels = axes[0].get_legend_handles_labels()
+fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=4, frameon=False)
+fig.set_constrained_layout_pads(h_pad=0.35)

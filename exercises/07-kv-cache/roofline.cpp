@@ -14,8 +14,9 @@
 //   a 70B model in bf16 on a 3 TB/s GPU (not a GPT-2 shape, same arithmetic): 46.7 ms
 //
 // Tested by: "ex07.4 ..." in tests/exercises/test_07_kv_cache.cpp (the embedded model and GPT-2
-// 124M worked by hand, GPT-2 small's and XL's published parameter counts, the loaded embedded
-// model's own count, other byte widths and bandwidths, bad arguments).
+// 124M worked by hand, GPT-2 small's and XL's published parameter counts, a 7B-sized shape
+// worked by hand, the loaded embedded model's own count, other byte widths and bandwidths, bad
+// arguments).
 // Do not call decodebook::decode_roofline_ms, gpt2_decode_bytes or Gpt2::decode_weight_bytes:
 // they are the answer.
 // Graded by: ./grade 07

@@ -32,10 +32,15 @@
    sampling/ and constrain/ only base/ and themselves; decoding/ everything but course/ and
    exercises.hpp. `--layering` runs this check alone (the build runs it: target check_layering).
 9. No page shows an exercise's answer before the exercise: a literalinclude of library code that
-   overlaps a function the manifest's `answer` names (a twin, not a `Class::*` guard) and sits
-   above that exercise's `.. exercise::` on its page must be folded under `.. details::`.
+   overlaps a function the manifest's `answer` names (a twin, not a `Class::*` guard) and comes
+   before that exercise's `.. exercise::` (above it on its page, or on any earlier chapter's page:
+   every page is checked against every exercise) must be folded under `.. details::`.
 10. The `docs` target (docs/CMakeLists.txt) depends on every program a page's command-output or
    a plot's chapter_csv runs, so the README's site command works in a fresh build folder.
+11. Every number of 10 or more, or with a decimal point, in the prose of a re-read chapter page
+   (NUMBER_PAGES: its paragraphs, lists and quiz, not its code, output or math) is printed by a
+   program the page runs (run here from the build folder), or is a fact listed with its reason in
+   NUMBER_FACTS: a page cannot state a figure its binary does not print (issue 25).
 Prints "course checks: N passed, M failed" and exits 1 if anything failed.
 The site-marker rules have their own tests: /usr/bin/python3 tests/course/test_check_course.py
 """
@@ -483,30 +488,44 @@ def included_lines(code: str, options: dict) -> tuple[int, int]:
 EXERCISE = re.compile(r"^\.\.\s+exercise::\s*(\S+)")
 
 
+def page_order(page: str) -> int:
+    """Where a page sits in the course: a chapter page (docs/chapters/NN-name.rst) at its chapter NN;
+    any other page (the FAQ, the limitations, the index) after every chapter."""
+    m = re.match(r"docs/chapters/(\d+)-", page)
+    return int(m.group(1)) if m else 10 ** 6
+
+
 def early_answer_problems(pages: dict[str, str], code: dict[str, str], manifest: dict) -> list[str]:
-    """Every literalinclude of library code that shows (part of) a library twin of an exercise, on
-    the page that introduces the exercise, above the exercise and not folded under `.. details::`:
-    the student would read the answer before trying. The twins are the functions the manifest's
+    """Every literalinclude of library code that shows (part of) a library twin of an exercise, not
+    folded under `.. details::`, before the student reaches that exercise: above it on the page that
+    introduces it, or on any page before that one in the course (chapter 02's listing of the chain
+    once showed exercise 06.2's min_new_tokens unfolded). The twins are the functions the manifest's
     `answer` names; a whole class (`decodebook::Gpt2::*`) is there to stop calls of its helpers,
     not a listing of the answer, so it is not one."""
     answers = {e["id"]: [a for a in e["answer"] if not a.endswith("::*")] for e in manifest["exercises"]}
+    homes = {}  # exercise id -> (page, line) of its `.. exercise::`, the first in course order
+    for page in sorted(pages, key=lambda p: (page_order(p), p)):
+        for n, line in enumerate(pages[page].splitlines(), 1):
+            if (m := EXERCISE.match(line)):
+                homes.setdefault(m.group(1), (page, n))
     problems = []
     for page in sorted(pages):
         lines = pages[page].splitlines()
-        exercises = [(n, m.group(1)) for n, line in enumerate(lines, 1) if (m := EXERCISE.match(line))]
         for line, target, options in literalincludes(page, pages[page]):
             if not target.startswith("lib/") or target not in code or folded(lines, line - 1):
                 continue
             first, last = included_lines(code[target], options)
             shown = [(name, a, b) for name, a, b in top_level_functions(code[target]) if a <= last and b >= first]
-            for at, exercise in exercises:
-                if at < line:
+            for exercise, (home, at) in sorted(homes.items()):
+                before = at > line if home == page else page_order(home) > page_order(page)
+                if not before:  # the student has met the exercise already
                     continue
                 for name, a, b in shown:
                     if any(answer_matches(answer, name) for answer in answers.get(exercise, [])):
+                        where = f"line {at}" if home == page else f"{home}:{at}, a later page"
                         problems.append(f"{page}:{line}: shows {target}'s {name} (lines {max(a, first)}-{min(b, last)}"
-                                        f" of {a}-{b}), the answer to exercise {exercise}, above the exercise "
-                                        f"(line {at}) and not folded: put it under `.. details::` or after "
+                                        f" of {a}-{b}), the answer to exercise {exercise}, before the exercise "
+                                        f"({where}) and not folded: put it under `.. details::` or after "
                                         f"the exercise")
     return problems
 
@@ -563,6 +582,164 @@ def check_docs_programs(c: Checks) -> None:
         c.check(True, "the docs target builds every program a page or a plot runs")
     for p in problems:
         c.check(False, p)
+
+
+# ------------------------------------------------------------------- numbers a page states (build)
+
+# The chapter pages re-read beside their binaries (issue 25): every number their prose states is
+# one the programs the page runs print. Another page joins this list once it has been re-read.
+NUMBER_PAGES = ("docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
+                "docs/chapters/07-kv-cache.rst")
+
+# Numbers such a page may state although no program prints them, each with its reason: facts of a
+# format or of a published model, not of a run. Keep it short: a number of the run belongs in the
+# program's output.
+NUMBER_FACTS = {
+    "docs/chapters/06-stop-sequences.rst": {
+        "10": "the quiz's made-up request (min_new_tokens 10), not a run",
+    },
+    "docs/chapters/07-kv-cache.rst": {
+        "512": "2 MiB over 4 KiB, the two page sizes' ratio",
+        "1,600": "GPT-2 XL's width, a fact of its published config (exercise 07.4's tests use it)",
+        "48": "GPT-2 XL's layers, a fact of its published config (exercise 07.4's tests use it)",
+    },
+}
+
+DIRECTIVE = re.compile(r"^(\s*)\.\.\s+([\w:-]+)::\s*(.*)$")
+QUIZ_OPTION = re.compile(r"^\s+:(?:answer|feedback)_\w+:\s*(.*)$")
+# inline markup that holds no claim in words: ``code``, :role:`text`, `link <url>`_, a link's <url>,
+# |subst| (a paragraph may wrap any of them over two lines). A :printed:`figure` is a role too: the
+# site build checks it against the page's output text exactly (docs/_ext/decodebook_site.py)
+INLINE_SKIP = re.compile(r"``.*?``|:[\w:+-]+:`[^`]*`|`[^`]*<[^>]*>`__?|<[^>\s]*>|\|[^|\s][^|]*\|", re.S)
+# what is a name, not a number of the run: chapter, part and exercise numbers, model and format
+# names (GPT-2, 124M, 70B, 7B, bf16, float32, UTF-8, x86-64-v4), versions, issues, years in brackets
+NAME_SKIP = re.compile(r"(?i)\b(?:chapters?|parts?|exercises?|steps? \d+ to|sections?|issues?|PR|v)\s*#?\d[\d.,]*(?:\s*(?:to|and|-|–)\s*\d[\d.]*)?"
+                       r"|#\d+|\b[\w-]*\d+[A-Za-z][\w-]*|\b[A-Za-z][\w]*-\d[\w.-]*|\b[A-Za-z]+\d+\b|\(\d{4}\)|\b(?:19|20)\d\d\)")
+NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w.]*\w)")
+
+
+def prose_lines(text: str) -> list[tuple[int, str]]:
+    """(line number, text) of what a reader reads as sentences: paragraphs, lists, headings, and the
+    quiz's questions, answers and feedback; not code, program output, math or included files."""
+    out = []
+    skip_indent = None  # inside a directive whose body is not prose: lines indented deeper than this
+    for n, line in enumerate(text.splitlines(), 1):
+        indent = len(line) - len(line.lstrip())
+        if skip_indent is not None:
+            if not line.strip() or indent > skip_indent:
+                continue
+            skip_indent = None
+        m = DIRECTIVE.match(line)
+        if m:
+            if m.group(2) not in ("quiz", "question", "details"):
+                skip_indent = len(m.group(1))
+            elif m.group(2) == "details":
+                out.append((n, m.group(3)))  # the summary is read
+            continue
+        if re.match(r"^\s*\.\.(\s|$)", line) or re.match(r"^\s*([=~\-^\"'`#*+])\1{3,}\s*$", line):
+            continue  # a comment or a label; a heading's underline
+        if line.rstrip().endswith("::") and not line.strip().startswith(".."):
+            out.append((n, line.rstrip()[:-2]))
+            skip_indent = indent  # a literal block follows
+            continue
+        q = QUIZ_OPTION.match(line)
+        if q:
+            out.append((n, q.group(1)))
+        elif re.match(r"^\s+:[\w-]+:", line):
+            continue  # another directive option
+        else:
+            out.append((n, line))
+    return out
+
+
+def prose_numbers(text: str) -> list[tuple[int, str]]:
+    """(line, number as written) for each number of 10 or more, or with a decimal point, in the
+    prose: counts below ten are mostly words of the explanation (two rows, 4 beams), not results."""
+    lines = prose_lines(text)
+    # markup may wrap: cut it from the joined prose, keeping its line breaks so lines keep their numbers
+    joined = INLINE_SKIP.sub(lambda m: " " + "\n" * m.group(0).count("\n"), "\n".join(line for _, line in lines))
+    found = []
+    for (n, _), line in zip(lines, joined.split("\n")):
+        line = NAME_SKIP.sub(" ", line)
+        for m in NUMBER.finditer(line):
+            written = m.group(0).rstrip(",")
+            value = written.replace(",", "")
+            if re.match(r"-?0\d", value):
+                continue  # 05, 06.1: a chapter's or an exercise's number
+            if "." in value or abs(float(value)) >= 10:
+                found.append((n, written))
+    return found
+
+
+def printed_numbers(output: str) -> list[str]:
+    """Every number in a program's output, commas dropped ("75,497,472" -> "75497472")."""
+    return [m.group(0).replace(",", "").lstrip("+") for m in re.finditer(r"[-+]?\d[\d,]*(?:\.\d+)?", output)]
+
+
+def is_printed(written: str, printed: list[str]) -> bool:
+    """A page's number is printed when the output has it as written, or a number that rounds to it
+    at the page's precision ("72 MiB" for "72.00 MiB", "46.7" for "46.67")."""
+    value = written.replace(",", "")
+    decimals = len(value.split(".")[1]) if "." in value else 0
+    for p in printed:
+        if p == value:
+            return True
+        p_decimals = len(p.split(".")[1]) if "." in p else 0
+        if p_decimals > decimals and round(float(p), decimals) == float(value):
+            return True
+    return False
+
+
+def page_commands(text: str) -> list[str]:
+    """The commands a page runs (`.. command-output:: CMD`), in order, each once."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"^\s*\.\.\s+(?:command|program)-output::\s*(.+?)\s*$", line)
+        if m and m.group(1) not in out:
+            out.append(m.group(1))
+    return out
+
+
+def unprinted_numbers(page: str, text: str, outputs: dict[str, str], facts: dict[str, str]) -> list[str]:
+    """The numbers a page states that no output of its commands prints and no fact explains."""
+    printed = [p for out in outputs.values() for p in printed_numbers(out)]
+    problems = []
+    for n, written in prose_numbers(text):
+        if written in facts or is_printed(written, printed):
+            continue
+        problems.append(f"{page}:{n}: the page states {written}, which {', '.join(sorted(outputs)) or 'no program'} "
+                        f"does not print: print it from the code, or say it in words the output backs")
+    return problems
+
+
+def run_page_command(build_dir: str, command: str) -> str:
+    import shlex
+    args = shlex.split(command)
+    exe = os.path.join(build_dir, args[0])
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    done = subprocess.run([exe] + args[1:], capture_output=True, text=True, check=False, env=env, cwd=build_dir,
+                          timeout=300)
+    return done.stdout
+
+
+def check_page_numbers(c: Checks, build_dir: str) -> None:
+    print("numbers the re-read pages state, against what their programs print:")
+    for page in NUMBER_PAGES:
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            text = f.read()
+        commands = page_commands(text)
+        missing = [cmd for cmd in commands if not os.path.isfile(os.path.join(build_dir, cmd.split()[0]))]
+        c.check(not missing, f"{page}: its programs are built", f"build {', '.join(missing)} in {build_dir}")
+        if missing:
+            continue
+        outputs = {cmd: run_page_command(build_dir, cmd) for cmd in commands}
+        facts = NUMBER_FACTS.get(page, {})
+        problems = unprinted_numbers(page, text, outputs, facts)
+        stated = {written for _, written in prose_numbers(text)}
+        problems += [f"{page}: NUMBER_FACTS lists {number}, which the page no longer states: drop it"
+                     for number in sorted(facts) if number not in stated]
+        c.check(not problems, f"{page}: {len(prose_numbers(text))} numbers in its prose, each printed by "
+                f"{', '.join(commands)} or a listed fact", "\n    ".join(problems))
 
 
 # ------------------------------------------------------------------------------------ tests (build)
@@ -720,6 +897,7 @@ def main() -> int:
         print("  skip  tests, solutions and stubs (--no-build)")
     else:
         check_test_names(c, manifest, build_dir)
+        check_page_numbers(c, build_dir)
         check_solutions_and_stubs(c, build_dir, args.record_seconds)
     print(f"course checks: {c.passed} passed, {c.failed} failed")
     return 1 if c.failed else 0

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Tests of check_course.py's rules that need no build: the site-marker check, the answers-after-
-exercises check and finding the per-chapter exercise test binaries; the quiz extension's shuffle and
-its guessable-answer check (docs/_ext/quiz.py), and the site's output excerpts
+exercises check, reading the numbers a page states (check 11's rule, without running the programs)
+and finding the per-chapter exercise test binaries; the quiz extension's shuffle and
+its guessable-answer check (docs/_ext/quiz.py), and the site's output excerpts and :printed: figures
 (docs/_ext/decodebook_site.py). Run by tools/run-tests.sh before the build.
 
     /usr/bin/python3 tests/course/test_check_course.py      (or: -m unittest from tests/course)
@@ -163,7 +164,7 @@ class AnswersAfterExercises(unittest.TestCase):
         got = early(answer_page("ch06:find-stop", folded=False))
         self.assertEqual(len(got), 1, got)
         self.assertIn("docs/chapters/06-x.rst:4: shows lib/src/s.cpp's find_stop (lines 7-10 of 7-10), "
-                      "the answer to exercise 06.1, above the exercise (line 8)", got[0])
+                      "the answer to exercise 06.1, before the exercise (line 8)", got[0])
 
     def test_folded_or_after_the_exercise_passes(self):
         self.assertEqual(early(answer_page("ch06:find-stop", folded=True)), [])
@@ -177,6 +178,48 @@ class AnswersAfterExercises(unittest.TestCase):
                                                  {"lib/src/s.cpp": ANSWER_CODE}, manifest)
         self.assertEqual(len(got), 1, got)
         self.assertIn("Stream::push (lines 15-15 of 13-17)", got[0])
+
+    def test_a_later_chapters_exercise_counts_on_every_earlier_page(self):
+        # find_stop is 06.1's answer; chapter 02's page shows it unfolded, chapter 06's page has
+        # the exercise: the student meets the answer four chapters early. After chapter 06 (page 07)
+        # or folded, the same listing is fine.
+        listing = answer_page("ch06:find-stop", folded=False).split(".. exercise::")[0]
+        exercises = ".. exercise:: 06.1\n\n.. exercise:: 06.2\n"
+        pages = {"docs/chapters/02-early.rst": listing, "docs/chapters/06-x.rst": exercises}
+        got = check_course.early_answer_problems(pages, {"lib/src/s.cpp": ANSWER_CODE}, MANIFEST)
+        self.assertEqual(got, ["docs/chapters/02-early.rst:4: shows lib/src/s.cpp's find_stop (lines 7-10 of 7-10), "
+                               "the answer to exercise 06.1, before the exercise (docs/chapters/06-x.rst:1, a later "
+                               "page) and not folded: put it under `.. details::` or after the exercise"])
+        later = {"docs/chapters/07-late.rst": listing, "docs/chapters/06-x.rst": exercises}
+        self.assertEqual(check_course.early_answer_problems(later, {"lib/src/s.cpp": ANSWER_CODE}, MANIFEST), [])
+        folded = {"docs/chapters/02-early.rst": answer_page("ch06:find-stop", folded=True).split(".. exercise::")[0],
+                  "docs/chapters/06-x.rst": exercises}
+        self.assertEqual(check_course.early_answer_problems(folded, {"lib/src/s.cpp": ANSWER_CODE}, MANIFEST), [])
+
+    def test_pages_outside_the_chapters_come_after_them(self):
+        self.assertEqual(check_course.page_order("docs/chapters/06-stop-sequences.rst"), 6)
+        self.assertGreater(check_course.page_order("docs/faq.rst"), check_course.page_order("docs/chapters/10-x.rst"))
+        pages = {"docs/faq.rst": answer_page("ch06:find-stop", folded=False).split(".. exercise::")[0],
+                 "docs/chapters/06-x.rst": ".. exercise:: 06.1\n"}
+        self.assertEqual(check_course.early_answer_problems(pages, {"lib/src/s.cpp": ANSWER_CODE}, MANIFEST), [])
+
+    def test_chapter_02s_chain_listing_unfolded_is_named(self):
+        # Issue 25: chapter 02's [ch02:chain] listing showed 06.2's min_new_tokens unfolded. The real
+        # page, with its details block taken away (the listing dedented to the page's level), fails
+        # with 06.2's twin named; the real page, folded, passes (test_the_real_site_passes).
+        pages, code = check_course.read_site_files()
+        with open(os.path.join(check_course.ROOT, "exercises", "manifest.json"), encoding="utf-8") as f:
+            manifest = check_course.json.load(f)
+        page = "docs/chapters/02-temperature.rst"
+        lines = pages[page].splitlines()
+        at = next(n for n, line in enumerate(lines) if line.startswith(".. details::") and "LogitsChain" in line)
+        end = next(n for n in range(at + 2, len(lines)) if lines[n] and not lines[n].startswith("   "))
+        unfolded = lines[:at] + [line[3:] for line in lines[at + 2:end]] + lines[end:]
+        got = check_course.early_answer_problems({**pages, page: "\n".join(unfolded)}, code, manifest)
+        self.assertEqual(len(got), 1, got)
+        self.assertRegex(got[0], r"^docs/chapters/02-temperature.rst:\d+: shows lib/src/decoding/sampler.cpp's "
+                                 r"apply_min_new_tokens .*the answer to exercise 06.2, before the exercise "
+                                 r"\(docs/chapters/06-stop-sequences.rst:\d+, a later page\)")
 
     def test_the_real_site_passes(self):
         pages, code = check_course.read_site_files()
@@ -205,6 +248,81 @@ class DocsPrograms(unittest.TestCase):
         cmake = self.CMAKE.replace("decodebook-generate", "decodebook-generate decodebook-diversity decodebook-bench")
         self.assertEqual(check_course.docs_program_problems(self.PAGES, self.PLOTS, cmake), [])
         self.assertEqual(len(check_course.docs_program_problems(self.PAGES, {}, cmake.replace("${chapters} ", ""))), 1)
+
+
+class PageNumbers(unittest.TestCase):
+    """check_course.prose_numbers / unprinted_numbers: a re-read page states only numbers its programs
+    print (issue 25: chapter 07 said "T/2 = 96" beside a printed 85, and "48 times" beside a printed
+    52.2x)."""
+    PAGE = """\
+Chapter 07 · The KV cache
+=========================
+
+Part 2 prints 85 flops per byte; :math:`T/2` would be 96 for :math:`T = 192`. GPT-2 124M and a
+70B model (Pope et al., 2022) need ``./chapter-07 --max-new-tokens
+200 --csv FILE``; see `the post <https://example.org/a/2506.09501>`_ and exercise 07.4.
+
+.. math::
+
+   s_j = 12 C^2
+
+.. command-output:: chapter-07
+   :ellipsis: 30
+
+.. literalinclude:: /../lib/src/x.cpp
+   :start-after: // [ch07:x]
+
+The cache takes 75,497,472 bytes (72 MiB), about 47 ms, and 46.7 ms exactly.
+
+.. quiz:: ch07
+
+   .. question:: bound
+      :answer_a: About 47 ms per token
+      :feedback_a: Right: 140 GB / 3 TB/s.
+      :correct: a
+
+      A 70B model reads 140 GB per token at 3 TB/s (1,024 positions)?
+"""
+    OUTPUT = "flops per byte: prefill 85, decode 0.5\n75,497,472 bytes = 72.00 MiB\n70e9 x 2 = 140 GB: 46.7 ms\n"
+
+    def numbers(self, text):
+        return check_course.prose_numbers(text)
+
+    def test_numbers_are_read_from_prose_and_quiz_only(self):
+        self.assertEqual(self.numbers(self.PAGE), [
+            (4, "85"), (4, "96"), (18, "75,497,472"), (18, "72"), (18, "47"), (18, "46.7"),
+            (23, "47"), (24, "140"), (27, "140"), (27, "1,024")])
+
+    def test_a_number_no_output_prints_is_named_with_its_line(self):
+        got = check_course.unprinted_numbers("p.rst", self.PAGE, {"chapter-07": self.OUTPUT}, {})
+        self.assertEqual(got, [
+            "p.rst:4: the page states 96, which chapter-07 does not print: print it from the code, or say it in "
+            "words the output backs",
+            "p.rst:27: the page states 1,024, which chapter-07 does not print: print it from the code, or say it in "
+            "words the output backs"])
+
+    def test_a_listed_fact_passes_and_a_more_precise_page_does_not(self):
+        facts = {"96": "a reason", "1,024": "a reason"}
+        self.assertEqual(check_course.unprinted_numbers("p.rst", self.PAGE, {"c": self.OUTPUT}, facts), [])
+        # the output's 47 does not back a page's 46.7: a page may round what is printed, never refine it
+        self.assertFalse(check_course.is_printed("46.7", check_course.printed_numbers("about 47 ms")))
+        self.assertTrue(check_course.is_printed("47", check_course.printed_numbers("46.7 ms")))
+        self.assertTrue(check_course.is_printed("-1.022", check_course.printed_numbers("log-prob -1.022 (p 0.36)")))
+        self.assertFalse(check_course.is_printed("14", check_course.printed_numbers("38 tokens, then 24 tokens")))
+
+    def test_a_printed_figure_is_left_to_the_site_build(self):
+        # :printed: figures are checked exactly by docs/_ext/decodebook_site.py; check 11 reads the rest
+        page = "Text\n\nIt takes :printed:`46.7 ms`, and 96 more.\n"
+        self.assertEqual(self.numbers(page), [(3, "96")])
+
+    def test_the_re_read_pages_state_numbers_and_their_facts(self):
+        for page in check_course.NUMBER_PAGES:
+            with open(os.path.join(check_course.ROOT, page), encoding="utf-8") as f:
+                stated = {written for _, written in check_course.prose_numbers(f.read())}
+            self.assertTrue(stated, page)
+            for number, reason in check_course.NUMBER_FACTS.get(page, {}).items():
+                self.assertIn(number, stated, f"{page}: a listed fact the page no longer states")
+                self.assertTrue(reason.strip(), f"{page}: {number} needs its reason")
 
 
 class TestBinaries(unittest.TestCase):
@@ -333,6 +451,50 @@ class OutputExcerpt(unittest.TestCase):
             self.site.excerpt_lines(self.OUTPUT, "== 9.", "")
         with self.assertRaisesRegex(ValueError, "no line after '== 3.' contains '== 1.'"):
             self.site.excerpt_lines(self.OUTPUT, "== 3.", "== 1.")
+
+
+class PrintedFigures(unittest.TestCase):
+    """docs/_ext/decodebook_site.py's :printed: role: a figure in the prose must be in one of the
+    page's program outputs (spaces squeezed), never in a block the page writes itself."""
+
+    @classmethod
+    def setUpClass(cls):
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "_ext"))
+        import decodebook_site  # noqa: E402  (needs python3-sphinx: tools/install-deps.sh --docs)
+        cls.site = decodebook_site
+
+    def warnings_for(self, written: str, output: str, figures: list) -> list:
+        from docutils import nodes
+        from docutils.frontend import OptionParser
+        from docutils.parsers.rst import Parser
+        from docutils.utils import new_document
+        doc = new_document("page", OptionParser(components=(Parser,)).get_default_values())
+        doc += nodes.literal_block(written, written)       # a code block the page writes
+        self.site.note_written_blocks(None, doc)
+        doc += nodes.literal_block(output, output)         # what programoutput puts in later
+        para = nodes.paragraph()
+        for f in figures:
+            para += self.site.printed_role("printed", f, f, 1, None)[0]
+        doc += para
+        said = []
+        original = self.site.logger.warning
+        self.site.logger.warning = lambda message, **kw: said.append(message)
+        try:
+            self.site.check_printed(None, doc)
+        finally:
+            self.site.logger.warning = original
+        return said
+
+    def test_a_figure_the_output_holds_passes_even_wrapped(self):
+        self.assertEqual(self.warnings_for("", "beam 4      20.0   tokens\nsampling 18.2 tokens", ["20.0 tokens", "18.2\ntokens"]), [])
+
+    def test_a_figure_the_output_lacks_fails_naming_it(self):
+        said = self.warnings_for("", "beam 4 20.0 tokens", ["shorter than 18.2 tokens"])
+        self.assertEqual(len(said), 1)
+        self.assertIn("'shorter than 18.2 tokens'", said[0])
+
+    def test_a_block_the_page_writes_does_not_count(self):
+        self.assertEqual(len(self.warnings_for("sampling 18.2 tokens", "beam 4 20.0 tokens", ["18.2 tokens"])), 1)
 
 
 if __name__ == "__main__":

@@ -466,6 +466,19 @@ TEST_CASE("ex07.4 GPT-2 small and XL against their published parameter counts", 
     check_roofline(shape(50257, 1600, 48), 2, 3e12, xl * 2 / 3e12 * 1000, "gpt2-xl, 1,557,611,200 parameters: " + why);
 }
 
+TEST_CASE("ex07.4 a 7B-sized model worked by hand", "[ex07.4]") {
+    // not a GPT-2 anyone published: Llama 2 7B's size (32 layers, width 4096, a 32,000-token
+    // vocabulary) in GPT-2's layout, in bf16 at 3 TB/s (chapter 07 part 4 prints it). By hand:
+    // wte 32,000 x 4,096 = 131,072,000; one wpe row + ln_f = 3 x 4,096 = 12,288; a block
+    // 12 x 4,096^2 + 13 x 4,096 = 201,326,592 + 53,248 = 201,379,840, 32 of them 6,444,154,880:
+    // 6,575,239,168 weights, 13,150,478,336 bytes, / 3e12 bytes/s = 4.383492778667 ms
+    const ModelConfig seven_b = shape(32000, 4096, 32);
+    const double expected = 13150478336.0 / 3e12 * 1000;
+    CHECK(decode_roofline_ms(seven_b, 2, 3e12) == Approx(expected).epsilon(1e-12));  // the library agrees with the hand count
+    check_roofline(seven_b, 2, 3e12, expected,
+                   "a GPT-2 the size of a 7B model (V 32,000, C 4,096, 32 layers), bf16, at 3 TB/s: 13,150,478,336 bytes");
+}
+
 TEST_CASE("ex07.4 the count matches what the embedded model's decode step reads", "[ex07.4]") {
     // Gpt2::decode_weight_bytes adds up the tensors the loaded model really holds
     const double bytes = static_cast<double>(golden::model().decode_weight_bytes());

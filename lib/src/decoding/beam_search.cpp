@@ -231,14 +231,14 @@ std::vector<Hypothesis> beam_search(const Gpt2& model, const Tokenizer& tokenize
     const std::vector<int> eos_ids = check_request(mc, prompt, config);
     std::vector<Hypothesis> out = beam_search(model_log_probs(model, prompt, config, eos_ids), eos_ids,
                                               static_cast<int>(prompt.size()), config, trace);
-    fill_texts(out, tokenizer);
+    fill_texts(out, tokenizer, config.skip_special_tokens);
     return out;
 }
 
-void fill_texts(std::vector<Hypothesis>& hypotheses, const Tokenizer& tokenizer) {
+void fill_texts(std::vector<Hypothesis>& hypotheses, const Tokenizer& tokenizer, bool skip_special_tokens) {
     for (Hypothesis& h : hypotheses) {
         PlainTextStream stream;
-        for (int id : h.ids) h.text += stream.push(tokenizer.token_bytes(id));
+        for (int id : h.ids) h.text += stream.push(tokenizer.text_bytes(id, skip_special_tokens));
         h.text += stream.flush();
     }
 }

@@ -214,7 +214,7 @@ std::vector<Hypothesis> beam_search_cached(const Gpt2& model, const Tokenizer& t
     KvCache cache(mc, static_cast<size_t>(config.num_beams), capacity_for(mc, prompt.size(), config.max_new_tokens));
     std::vector<Hypothesis> out = beam_search(cached_log_probs(model, prompt, config, eos_ids, cache), eos_ids,
                                               static_cast<int>(prompt.size()), config, trace);
-    fill_texts(out, tokenizer);
+    fill_texts(out, tokenizer, config.skip_special_tokens);
     return out;
 }
 

@@ -51,7 +51,8 @@ NextLogits naive_logits(const Gpt2& model) {
 GenerationState::GenerationState(const ModelConfig& model, const Tokenizer* tok, std::span<const int> prompt_ids,
                                  const GenerationConfig& config, const std::vector<int>& eos)
     : tokenizer(tok), vocab_size(model.vocab_size), prompt(prompt_ids), eos_ids(eos),
-      criteria(stopping_criteria(config, eos)), stream(make_text_stream(config)) {}
+      criteria(stopping_criteria(config, eos)), stream(make_text_stream(config)),
+      skip_special_tokens(config.skip_special_tokens) {}
 
 DecodeContext GenerationState::context() const {
     return DecodeContext{prompt, out.ids, static_cast<int>(out.ids.size()), eos_ids};
@@ -69,7 +70,7 @@ std::optional<FinishReason> append_token(GenerationState& s, int token, const xt
     out.ids.push_back(token);
     const size_t t = static_cast<size_t>(token);
     StepRecord record{step, static_cast<int>(s.prompt.size() + out.ids.size()) - 1, token, logits(t), softmax(logits)(t), ms,
-                      s.tokenizer ? s.stream->push(s.tokenizer->token_bytes(token)) : std::string()};
+                      s.tokenizer ? s.stream->push(s.tokenizer->text_bytes(token, s.skip_special_tokens)) : std::string()};
     out.text += record.text;
     std::optional<FinishReason> reason;
     for (const StoppingCriterion& c : s.criteria) {

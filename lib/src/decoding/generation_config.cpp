@@ -586,6 +586,10 @@ std::vector<Knob> make_table() {
                           &C::include_stop_str_in_output));
     t.push_back(choice("stop_match", "stop-match", G::Stopping, "which of several matching stop strings wins",
                        &C::stop_match, kStopMatch));
+    t.push_back(flag_knob("skip_special_tokens", "skip-special-tokens", G::Stopping,
+                          "leave special tokens such as <|endoftext|> out of the text, not the ids (HF's decode "
+                          "flag; vLLM's default is true)",
+                          &C::skip_special_tokens));
     Knob sample{"do_sample", "do-sample", G::Sampling,
                 "sample (true) or take the argmax after the penalties (false, HF's default)", "true or false",
                 false, {}, {}, {}};

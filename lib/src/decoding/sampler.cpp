@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <span>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
@@ -227,6 +228,15 @@ std::optional<Processor> make_chapter10_stage(Stage stage, const GenerationConfi
     }
 }
 
+// HF's MinNewTokensLengthLogitsProcessor: while fewer than `min_new_tokens` tokens are generated,
+// every EOS id is -inf (exercise 06.2's twin, which a stub cannot call: it lives in this file only).
+void apply_min_new_tokens(xt::xtensor<float, 1>& z, std::span<const int> eos_ids, size_t generated_count,
+                          int min_new_tokens) {
+    if (static_cast<int>(generated_count) >= min_new_tokens) return;
+    for (int id : eos_ids)
+        if (static_cast<size_t>(id) < z.size()) z(static_cast<size_t>(id)) = -INFINITY;
+}
+
 // The processor a stage makes from the config, or nothing when the config switches it off.
 std::optional<Processor> make_stage(Stage stage, const GenerationConfig& p) {
     const int keep = p.min_tokens_to_keep;
@@ -235,9 +245,7 @@ std::optional<Processor> make_stage(Stage stage, const GenerationConfig& p) {
             if (p.min_new_tokens <= 0) return std::nullopt;
             return Processor{"min_new_tokens(" + std::to_string(p.min_new_tokens) + ")",
                              [n = p.min_new_tokens](xt::xtensor<float, 1>& z, const DecodeContext& c) {
-                                 if (static_cast<int>(c.generated.size()) >= n) return;
-                                 for (int id : c.eos_ids)
-                                     if (static_cast<size_t>(id) < z.size()) z(static_cast<size_t>(id)) = -INFINITY;
+                                 apply_min_new_tokens(z, c.eos_ids, c.generated.size(), n);
                              }};
         case Stage::Repetition: {
             if (p.repetition_penalty == 1.0f) return std::nullopt;

@@ -164,10 +164,17 @@ const std::string& Tokenizer::token_bytes(int id) const {
     return vocab_.bytes[static_cast<size_t>(id)];
 }
 
-std::string Tokenizer::decode(const std::vector<int>& ids) const {
+std::string Tokenizer::decode(const std::vector<int>& ids) const { return decode(ids, false); }
+
+std::string Tokenizer::decode(const std::vector<int>& ids, bool skip_special_tokens) const {
     std::string out;
-    for (int id : ids) out += token_bytes(id);
+    for (int id : ids) out += text_bytes(id, skip_special_tokens);
     return out;
+}
+
+std::string_view Tokenizer::text_bytes(int id, bool skip_special_tokens) const {
+    const std::string& bytes = token_bytes(id);  // checks the id first
+    return skip_special_tokens && is_special(id) ? std::string_view() : std::string_view(bytes);
 }
 
 std::vector<int> Tokenizer::bpe(std::string_view piece) const {

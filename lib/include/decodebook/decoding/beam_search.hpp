@@ -115,8 +115,9 @@ std::vector<Hypothesis> beam_search(const Gpt2& model, const Tokenizer& tokenize
 
 /// Fill in each hypothesis's text from its ids, through a PlainTextStream as the general loop
 /// streams text (a split UTF-8 character is completed or flushed at the end). Both beam searches
-/// finish with it. Introduced in chapter 05.
-void fill_texts(std::vector<Hypothesis>& hypotheses, const Tokenizer& tokenizer);
+/// finish with it, passing the config's `skip_special_tokens` (special tokens add no text; the ids
+/// keep them). Introduced in chapter 05.
+void fill_texts(std::vector<Hypothesis>& hypotheses, const Tokenizer& tokenizer, bool skip_special_tokens = false);
 
 /// log(softmax(logits)), computed in double. Introduced in chapter 05.
 xt::xtensor<float, 1> log_softmax(const xt::xtensor<float, 1>& logits);

@@ -72,6 +72,7 @@ struct GenerationState {
     std::vector<int> eos_ids;              ///< what min_new_tokens masks and EOS stops at
     StoppingCriteria criteria;             ///< the config's, in order
     std::unique_ptr<TextStream> stream;    ///< bytes in, printable text out
+    bool skip_special_tokens;              ///< the config's: special tokens add no bytes to the text
     Generation out;                        ///< the result so far
     /// The context a sampler sees for the next token (views of this state: valid until the next append).
     DecodeContext context() const;

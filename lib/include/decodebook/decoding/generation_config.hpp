@@ -121,6 +121,10 @@ struct GenerationConfig {
     std::vector<std::string> stop{};
     bool include_stop_str_in_output = false;  ///< vLLM's flag: keep the matched stop in the text
     StopMatch stop_match = StopMatch::Earliest;  ///< which of several matching stops wins
+    /// Hugging Face's decode flag: special tokens (`<|endoftext|>`) are left out of the text, never
+    /// out of the ids. false keeps them, as HF's `decode` does by default (vLLM's default is true).
+    /// Introduced in chapter 01.
+    bool skip_special_tokens = false;
     // -- sampling
     bool do_sample = false;           ///< false: greedy (argmax after the penalties), as HF's default
     float temperature = 1.0f;         ///< z / T when sampling; 0 = greedy; must be >= 0
@@ -192,7 +196,7 @@ struct GenerationConfig {
 /// The groups a program chooses its knobs by. Introduced in chapter 02.
 enum class KnobGroup {
     Length,     ///< max_new_tokens: every program
-    Stopping,   ///< min_new_tokens, eos_token_id, stop, include_stop_str_in_output, stop_match
+    Stopping,   ///< min_new_tokens, eos_token_id, stop, include_stop_str_in_output, stop_match, skip_special_tokens
     Sampling,   ///< do_sample, temperature, top_k, top_p, min_p, min_tokens_to_keep, order, seed; chapter 10's
                 ///< typical_p, epsilon_cutoff, eta_cutoff, top_n_sigma, xtc_*, mirostat*, dynatemp_*
     Penalties,  ///< repetition, presence, frequency, no-repeat-ngram; chapter 10's dry_*, logit_bias,

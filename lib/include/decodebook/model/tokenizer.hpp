@@ -38,6 +38,13 @@ public:
     const std::string& token_bytes(int id) const;
     /// Token ids to raw bytes (not necessarily valid UTF-8). Introduced in chapter 00.
     std::string decode(const std::vector<int>& ids) const;
+    /// Token ids to raw bytes, special tokens (`<|endoftext|>`) left out when `skip_special_tokens`:
+    /// Hugging Face's `decode(ids, skip_special_tokens=True)`. Introduced in chapter 01.
+    std::string decode(const std::vector<int>& ids, bool skip_special_tokens) const;
+    /// The bytes one token adds to the text: its bytes, or none for a special token when
+    /// `skip_special_tokens` (the ids keep it either way). Introduced in chapter 01.
+    /// @throws Error when the id is not in the vocabulary.
+    std::string_view text_bytes(int id, bool skip_special_tokens) const;
     /// Number of ids. Introduced in chapter 00.
     int vocab_size() const { return vocab_.size(); }
     /// Id of `<|endoftext|>`, or -1 if the vocabulary has none. Introduced in chapter 00.
