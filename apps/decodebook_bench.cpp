@@ -6,7 +6,8 @@
 //
 // On a GPT-2-124M-shaped model with random weights (written by the library's write_random_gpt2,
 // as decodebook-random-model --gpt2-small does, into DIR when it is not there yet):
-//   decode tokens/s (128 new tokens) on 1 and 2 threads, each beside the machine's read bandwidth
+//   decode tokens/s (128 new tokens) with the weights held in f32 and in f16, on 1 and 2 threads,
+//   each beside the machine's read bandwidth
 //   measured in the same rounds, and the decode roofline, and matvec's, the lm_head's and
 //   attention's read rates as shares of the plain read, for each kernel target this processor runs
 //   (--kernel-target all|NAME, issue 24); prefill tokens/s of a 128-token prompt with
@@ -66,6 +67,23 @@ double peak_rss_bytes() {
     return static_cast<double>(usage.ru_maxrss) * 1024.0;
 }
 
+// Peak resident memory since the last reset_peak_rss (Linux's VmHWM, bytes), or 0 where it cannot be read.
+double peak_rss_since_reset() {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+        if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) * 1024.0;  // "VmHWM:  123 kB"
+    return 0;
+}
+
+// Start the peak over from what the process holds now (writing 5 to clear_refs, Linux 4.0 on), so
+// the f16 model's peak is not the f32 model's before it. False where the kernel refuses.
+bool reset_peak_rss() {
+    std::ofstream clear("/proc/self/clear_refs");
+    clear << "5" << std::flush;
+    return static_cast<bool>(clear);
+}
+
 int argmax_row(const KvCache& cache, size_t row) {
     const size_t V = cache.logits().shape(1);
     const float* p = cache.logits().data() + row * V;
@@ -108,26 +126,32 @@ struct KernelRates {
     double matvec = 0, lm_head = 0, attention = 0;
 };
 
-KernelRates kernel_read_rates(const ModelConfig& mc, int repeats) {
+// With dtype F16 the weights are binary16 (matvec_f16, matvec_transposed_f16): bytes read count 2 a weight.
+KernelRates kernel_read_rates(const ModelConfig& mc, WeightDtype dtype, int repeats) {
     const size_t C = static_cast<size_t>(mc.n_embd), V = static_cast<size_t>(mc.vocab_size), layers = 4;
     const size_t positions = 1024, cache_layers = 12, H = static_cast<size_t>(mc.n_head);
     const std::pair<size_t, size_t> shapes[] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}};  // (in, out)
-    std::vector<float, WeightAllocator<float>> blocks(layers * 12 * C * C, 0.01f), wte(V * C, 0.01f),
+    const bool f16 = dtype == WeightDtype::F16;
+    const size_t width = f16 ? 2 : 4, block_weights = layers * 12 * C * C;
+    std::vector<float, WeightAllocator<float>> blocks(f16 ? 0 : block_weights, 0.01f), wte(f16 ? 0 : V * C, 0.01f),
         kv(cache_layers * 2 * positions * C, 0.01f);
+    HalfVector blocks16(f16 ? block_weights : 0, 0x211f), wte16(f16 ? V * C : 0, 0x211f);  // 0x211f: about 0.01
     std::vector<float> x(4 * C, 0.5f), y(std::max(4 * C, V)), partial(4 * C), scores(H * positions), out(C);
     KernelRates best;
     for (int r = 0; r < repeats; ++r) {
         auto start = Clock::now();
-        const float* W = blocks.data();
+        size_t at = 0;
         for (size_t l = 0; l < layers; ++l)
             for (const auto& [in, out_width] : shapes) {
-                matvec(x.data(), 1, W, nullptr, in, out_width, y.data(), partial.data());
-                W += in * out_width;
+                if (f16) matvec_f16(x.data(), 1, blocks16.data() + at, nullptr, in, out_width, y.data(), partial.data());
+                else matvec(x.data(), 1, blocks.data() + at, nullptr, in, out_width, y.data(), partial.data());
+                at += in * out_width;
             }
-        best.matvec = std::max(best.matvec, static_cast<double>(blocks.size() * sizeof(float)) / seconds_since(start));
+        best.matvec = std::max(best.matvec, static_cast<double>(block_weights * width) / seconds_since(start));
         start = Clock::now();
-        matvec_transposed(x.data(), 1, wte.data(), V, C, y.data());
-        best.lm_head = std::max(best.lm_head, static_cast<double>(wte.size() * sizeof(float)) / seconds_since(start));
+        if (f16) matvec_transposed_f16(x.data(), 1, wte16.data(), V, C, y.data());
+        else matvec_transposed(x.data(), 1, wte.data(), V, C, y.data());
+        best.lm_head = std::max(best.lm_head, static_cast<double>(V * C * width) / seconds_since(start));
         start = Clock::now();
         for (size_t l = 0; l < cache_layers; ++l) {
             const float* keys = kv.data() + l * 2 * positions * C;
@@ -263,52 +287,84 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
         }
         write_random_gpt2(dir, gpt2_small_config(), 1, DType::F16);  // as decodebook-random-model --gpt2-small
     }
-    std::cout << "decodebook-bench: GPT-2 124M shape, random weights, float32, greedy\n";
+    std::cout << "decodebook-bench: GPT-2 124M shape, random weights (stored F16), greedy; decode with the weights "
+                 "held in float32 and in float16, everything else in float32\n";
     const double rss_before = peak_rss_bytes();
-    const Gpt2 model = Gpt2::load(dir);
+    const Gpt2 model = Gpt2::load(dir, WeightDtype::F32);
     const ModelConfig& mc = model.config();
     const double weight_bytes = static_cast<double>(model.decode_weight_bytes());
     set_num_threads(1);
 
-    // 1. decode on 1..N threads against the roofline, for each kernel target this processor runs
-    // (--kernel-target): every weight read once per token, at this machine's read bandwidth. Each
-    // round measures, target after target, the bandwidth, decode on as many threads and the
-    // bandwidth again, so decode is held against the machine it ran on: a shared host's bandwidth
-    // can change between rounds (two threads here read about 54 GB/s for minutes, then 88). The
-    // figures are those of the round with the fastest decode (other work only ever slows a
-    // measurement down), against the higher of that round's two bandwidth readings.
+    // 1. decode on 1..N threads against the roofline, the weights held in f32 and then in f16, on
+    // each kernel target this processor runs (--kernel-target): every weight read once per token,
+    // at this machine's read bandwidth. Each round measures, target after target, the bandwidth,
+    // decode on as many threads and the bandwidth again, so decode is held against the machine it
+    // ran on: a shared host's bandwidth can change between rounds (two threads here read about
+    // 54 GB/s for minutes, then 88). The figures are those of the round with the fastest decode
+    // (other work only ever slows a measurement down), against the higher of that round's two
+    // bandwidth readings. Each dtype's roofline counts the bytes it reads (decode_weight_bytes).
     struct TargetFigures {
         double decode_tps = 0, bandwidth = 0, bandwidth_highest = 0, matvec = 0, lm_head = 0, attention = 0;
+    };
+    struct DecodeRun {
+        WeightDtype dtype;
+        double weight_bytes = 0, peak = 0;
+        std::vector<std::vector<TargetFigures>> figures;  // [target][threads - 1]
+        bool same_logits = true;  // the first step's logits equal the f32 model's, bit for bit
     };
     const std::string best_target = kernel_targets_supported().front();
     std::vector<std::string> targets = kernel_targets_supported();
     if (cl.extra.at("kernel-target") != "all") targets = {cl.extra.at("kernel-target")};  // main checked it
-    // figures[target][threads - 1]
-    std::vector<std::vector<TargetFigures>> figures(targets.size(), std::vector<TargetFigures>(static_cast<size_t>(max_threads)));
+    std::vector<DecodeRun> runs;
+    const bool peak_resets = reset_peak_rss();
     // peak memory of loading, one prefill and a decode run, before the bandwidth measurement's buffer
     prefill_seconds(model, static_cast<size_t>(prefill_tokens), 1);
     decode_seconds_per_token(model, decode_tokens, 1);
     const double peak = peak_rss_bytes();
-    for (int t = 1; t <= max_threads; ++t) {
-        set_num_threads(t);
-        for (int r = 0; r < rounds; ++r) {
-            for (size_t k = 0; k < targets.size(); ++k) {  // the targets interleaved in every round
-                set_kernel_target(targets[k]);
-                TargetFigures& f = figures[k][static_cast<size_t>(t - 1)];
-                const double before = measure_read_bandwidth(size_t{1} << 29, t, 2);
-                const double tps = 1.0 / decode_seconds_per_token(model, decode_tokens, 1);
-                const double read = std::max(before, measure_read_bandwidth(size_t{1} << 29, t, 2));
-                const KernelRates rates = kernel_read_rates(mc, 3);
-                f.matvec = std::max(f.matvec, rates.matvec);
-                f.lm_head = std::max(f.lm_head, rates.lm_head);
-                f.attention = std::max(f.attention, rates.attention);
-                f.bandwidth_highest = std::max(f.bandwidth_highest, read);
-                if (tps > f.decode_tps) {
-                    f.decode_tps = tps;
-                    f.bandwidth = read;
+    const double peak_f32 = peak_resets ? peak_rss_since_reset() : peak;
+    for (const WeightDtype dtype : {WeightDtype::F32, WeightDtype::F16}) {
+        std::optional<Gpt2> held_f16;
+        if (dtype == WeightDtype::F16) {
+            reset_peak_rss();
+            held_f16.emplace(Gpt2::load(dir, WeightDtype::F16));
+            decode_seconds_per_token(*held_f16, decode_tokens, 1);
+        }
+        const Gpt2& m = held_f16 ? *held_f16 : model;
+        DecodeRun run{dtype, static_cast<double>(m.decode_weight_bytes()),
+                      held_f16 ? (peak_resets ? peak_rss_since_reset() : 0.0) : peak_f32, {}, true};
+        run.figures.assign(targets.size(), std::vector<TargetFigures>(static_cast<size_t>(max_threads)));
+        if (held_f16) {  // the checkpoint is F16: holding it in f16 gives the f32 model's logits exactly
+            const std::vector<int> prompt = prompt_of(mc, 8);
+            KvCache a(mc, 1, 9), b(mc, 1, 9);
+            model.prefill(prompt, a, 0);
+            held_f16->prefill(prompt, b, 0);
+            model.decode({1}, {0}, a);
+            held_f16->decode({1}, {0}, b);
+            run.same_logits = std::equal(a.logits().begin(), a.logits().end(), b.logits().begin());
+        }
+        for (int t = 1; t <= max_threads; ++t) {
+            set_num_threads(t);
+            for (int r = 0; r < rounds; ++r) {
+                for (size_t k = 0; k < targets.size(); ++k) {  // the targets interleaved in every round
+                    set_kernel_target(targets[k]);
+                    TargetFigures& f = run.figures[k][static_cast<size_t>(t - 1)];
+                    const double before = measure_read_bandwidth(size_t{1} << 29, t, 2);
+                    const double tps = 1.0 / decode_seconds_per_token(m, decode_tokens, 1);
+                    const double read = std::max(before, measure_read_bandwidth(size_t{1} << 29, t, 2));
+                    const KernelRates rates = kernel_read_rates(mc, dtype, 3);
+                    f.matvec = std::max(f.matvec, rates.matvec);
+                    f.lm_head = std::max(f.lm_head, rates.lm_head);
+                    f.attention = std::max(f.attention, rates.attention);
+                    f.bandwidth_highest = std::max(f.bandwidth_highest, read);
+                    if (tps > f.decode_tps) {
+                        f.decode_tps = tps;
+                        f.bandwidth = read;
+                    }
                 }
             }
         }
+        set_num_threads(1);
+        runs.push_back(std::move(run));
     }
     set_kernel_target(best_target);  // the rest of the bench runs on the best target
     set_num_threads(1);
@@ -339,47 +395,86 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
 
     std::cout << "\nmachine\n";
     row("BLAS linked (prefill's GEMM by default)", blas_description());
-    std::string runs;
-    for (const std::string& name : kernel_targets_supported()) runs += (runs.empty() ? "" : ", ") + name;
-    row("kernel targets this processor runs", runs);
+    std::string supported;
+    for (const std::string& name : kernel_targets_supported()) supported += (supported.empty() ? "" : ", ") + name;
+    row("kernel targets this processor runs", supported);
     row("kernel target programs run (the best)", kernel_target());
-    std::cout << "\ndecode (" << decode_tokens << " new tokens; roofline = bandwidth / "
-              << fixed(weight_bytes / 1e6, 1, "MB") << " of weights per token; the fastest of " << rounds
-              << " rounds, against the bandwidth read just before and after it; each kernel's read\n"
-                 "rate against the highest plain read of the run; every kernel target interleaved in each round)\n";
-    for (size_t k = 0; k < targets.size(); ++k) {
-        set_kernel_target(targets[k]);
-        std::cout << "kernel target " << kernel_target() << "\n";
-        for (int t = 1; t <= max_threads; ++t) {
-            const TargetFigures& f = figures[k][static_cast<size_t>(t - 1)];
-            const std::string threads = std::to_string(t) + " thread(s)";
-            const double roof = f.bandwidth / weight_bytes;
-            row(("read bandwidth, " + threads).c_str(), fixed(f.bandwidth / 1e9, 1, "GB/s"),
-                "highest in the run: " + fixed(f.bandwidth_highest / 1e9, 1, "GB/s"));
-            row(("roofline, " + threads).c_str(), fixed(roof, 1, "tokens/s"));
-            row(("decode, " + threads).c_str(), fixed(f.decode_tps, 1, "tokens/s"), percent_of(f.decode_tps, roof, "roofline"));
-            if (f.decode_tps > roof)
-                std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
-            row(("  matvec reads, " + threads).c_str(), fixed(f.matvec / 1e9, 1, "GB/s"),
-                percent_of(f.matvec, f.bandwidth_highest, "the plain read"));
-            row(("  lm_head reads, " + threads).c_str(), fixed(f.lm_head / 1e9, 1, "GB/s"),
-                percent_of(f.lm_head, f.bandwidth_highest, "the plain read"));
-            row(("  attention reads, " + threads).c_str(), fixed(f.attention / 1e9, 1, "GB/s"),
-                percent_of(f.attention, f.bandwidth_highest, "the plain read"));
-            if (measurement_disturbed(f.matvec / f.bandwidth_highest, 0, 1) ||
-                measurement_disturbed(f.lm_head / f.bandwidth_highest, 0, 1) ||
-                measurement_disturbed(f.attention / f.bandwidth_highest, 0, 1))
-                std::cout << "  (a kernel read faster than the plain read: the host's bandwidth changed between them; run again)\n";
-            report["decode"].push_back({{"target", targets[k]},
-                                        {"threads", t},
-                                        {"tokens_per_s", f.decode_tps},
-                                        {"roofline_tokens_per_s", roof},
-                                        {"read_bandwidth_bytes_per_s", f.bandwidth},
-                                        {"read_bandwidth_highest_bytes_per_s", f.bandwidth_highest},
-                                        {"matvec_read_bytes_per_s", f.matvec},
-                                        {"lm_head_read_bytes_per_s", f.lm_head},
-                                        {"attention_read_bytes_per_s", f.attention}});
+    for (const DecodeRun& run : runs) {
+        const std::string d = to_string(run.dtype);
+        std::cout << "\ndecode, weights in " << d << " (" << decode_tokens << " new tokens; roofline = bandwidth / "
+                  << fixed(run.weight_bytes / 1e6, 1, "MB") << " read per token; the fastest of " << rounds
+                  << " rounds, against the bandwidth read just before and after it; each kernel's read\n"
+                     "rate against the highest plain read of the run; every kernel target interleaved in each round)\n";
+        if (run.dtype == WeightDtype::F16)
+            row("logits of the f16-held model", run.same_logits ? "bit-identical" : "DIFFERENT", "to the f32-held model's (the checkpoint is F16)");
+        for (size_t k = 0; k < targets.size(); ++k) {
+            set_kernel_target(targets[k]);
+            std::cout << "kernel target " << kernel_target() << ", weights in " << d << "\n";
+            for (int t = 1; t <= max_threads; ++t) {
+                const TargetFigures& f = run.figures[k][static_cast<size_t>(t - 1)];
+                const std::string threads = std::to_string(t) + " thread(s)";
+                const double roof = f.bandwidth / run.weight_bytes;
+                row(("read bandwidth, " + threads).c_str(), fixed(f.bandwidth / 1e9, 1, "GB/s"),
+                    "highest in the run: " + fixed(f.bandwidth_highest / 1e9, 1, "GB/s"));
+                row(("roofline (" + d + "), " + threads).c_str(), fixed(roof, 1, "tokens/s"));
+                row(("decode (" + d + "), " + threads).c_str(), fixed(f.decode_tps, 1, "tokens/s"),
+                    percent_of(f.decode_tps, roof, "roofline"));
+                if (f.decode_tps > roof)
+                    std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
+                row(("  matvec (" + d + ") reads, " + threads).c_str(), fixed(f.matvec / 1e9, 1, "GB/s"),
+                    percent_of(f.matvec, f.bandwidth_highest, "the plain read"));
+                row(("  lm_head (" + d + ") reads, " + threads).c_str(), fixed(f.lm_head / 1e9, 1, "GB/s"),
+                    percent_of(f.lm_head, f.bandwidth_highest, "the plain read"));
+                row(("  attention reads, " + threads).c_str(), fixed(f.attention / 1e9, 1, "GB/s"),
+                    percent_of(f.attention, f.bandwidth_highest, "the plain read"));
+                if (measurement_disturbed(f.matvec / f.bandwidth_highest, 0, 1) ||
+                    measurement_disturbed(f.lm_head / f.bandwidth_highest, 0, 1) ||
+                    measurement_disturbed(f.attention / f.bandwidth_highest, 0, 1))
+                    std::cout << "  (a kernel read faster than the plain read: the host's bandwidth changed between them; run again)\n";
+                report["decode"].push_back({{"dtype", d},
+                                            {"target", targets[k]},
+                                            {"threads", t},
+                                            {"tokens_per_s", f.decode_tps},
+                                            {"roofline_tokens_per_s", roof},
+                                            {"weight_bytes_per_token", run.weight_bytes},
+                                            {"read_bandwidth_bytes_per_s", f.bandwidth},
+                                            {"read_bandwidth_highest_bytes_per_s", f.bandwidth_highest},
+                                            {"matvec_read_bytes_per_s", f.matvec},
+                                            {"lm_head_read_bytes_per_s", f.lm_head},
+                                            {"attention_read_bytes_per_s", f.attention}});
+            }
         }
+    }
+    std::cout << "\nfewer bytes per weight: f16 against f32\n";
+    for (size_t k = 0; k < targets.size(); ++k) {
+        for (int t = 1; t <= max_threads; ++t) {
+            const size_t n = static_cast<size_t>(t - 1);
+            const double ratio = runs[1].figures[k][n].decode_tps / runs[0].figures[k][n].decode_tps;
+            row(("decode f16 / f32, " + targets[k] + ", " + std::to_string(t) + " thread(s)").c_str(), fixed(ratio, 2, "x"),
+                "bytes read: " + fixed(runs[0].weight_bytes / runs[1].weight_bytes, 2, "x fewer"));
+            report["f16_over_f32"].push_back({{"target", targets[k]}, {"threads", t}, {"decode_ratio", ratio}});
+        }
+    }
+    {  // an f32 model (the same shape, random float32 weights) rounded once to f16: what changes
+        const TensorMap random = random_gpt2_tensors(mc, 7);
+        const Gpt2 exact = Gpt2::from_tensors(mc, random, WeightDtype::F32);
+        const Gpt2 rounded = Gpt2::from_tensors(mc, random, WeightDtype::F16);
+        const int steps = 32;
+        LogitAgreement total;
+        int whole = 0;
+        for (size_t p = 0; p < 4; ++p) {
+            const std::vector<int> prompt = prompt_of(mc, 4 + 3 * p);
+            const LogitAgreement g = compare_greedy_logits(exact, rounded, prompt, steps);
+            total.max_diff = std::max(total.max_diff, g.max_diff);
+            total.steps += g.steps, total.differ += g.differ;
+            whole += g.differ == 0;
+        }
+        row("f32 model rounded to f16: max |logit error|", fixed(total.max_diff, 6, ""),
+            "random f32 weights, 4 prompts x " + std::to_string(steps) + " greedy steps of the f32 model");
+        row("  greedy picks unchanged", std::to_string(total.steps - total.differ) + " of " + std::to_string(total.steps),
+            std::to_string(whole) + " of 4 prompts keep their whole continuation");
+        report["f32_rounded_to_f16"] = {{"max_logit_error", total.max_diff}, {"steps", total.steps},
+                                        {"steps_changed", total.differ}, {"prompts_unchanged", whole}};
     }
     set_kernel_target(best_target);
     const size_t first = 0;  // prefill / decode below: the first target measured, 1 thread
@@ -401,17 +496,26 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
                                              {"tokens_per_s", run.tokens_per_s}, {"gflops", gflops}});
     }
     if (prefill_tps > 0)
-        row("prefill / decode per token", fixed(prefill_tps / figures[first][0].decode_tps, 1, "x"),
+        row("prefill / decode per token", fixed(prefill_tps / runs[0].figures[first][0].decode_tps, 1, "x"),
             "decode is bandwidth-bound (" + targets[first] + ")");
     std::cout << "\nmemory\n";
     row("weights in memory (float32)", fixed(weight_bytes / 1e6, 1, "MB"));
+    row("weights in memory (f16 matrices)", fixed(runs[1].weight_bytes / 1e6, 1, "MB"));
     row("KV cache of the prefill run", fixed(cache_bytes / 1e6, 1, "MB"));
     row("peak resident memory", fixed(peak / 1e6, 1, "MB"),
         percent_of(peak, weight_bytes + cache_bytes, "weights + cache"));
+    // each model's own peak: loading, one decode run (and for f32 a prefill), from a reset peak
+    // (Linux's clear_refs) that still counts what the process held before (the f32 model, for f16)
+    if (peak_resets) {
+        row("  since loading the f32 model", fixed(runs[0].peak / 1e6, 1, "MB"));
+        row("  since loading the f16 model", fixed(runs[1].peak / 1e6, 1, "MB"), "the f32 model still loaded");
+    }
     if (writes_model) std::cout << "  (this run also wrote the model, which peaks higher: run again for the loader's figure)\n";
     report["prefill"] = {{"tokens", prefill_tokens}, {"tokens_per_s", prefill_tps}, {"blas", prefill_runs.front().description}};
     report["memory"] = {{"peak_rss_bytes", peak}, {"rss_before_load_bytes", rss_before},
-                        {"weights_bytes", weight_bytes}, {"cache_bytes", cache_bytes}};
+                        {"weights_bytes", weight_bytes}, {"weights_f16_bytes", runs[1].weight_bytes},
+                        {"peak_since_f32_load_bytes", runs[0].peak}, {"peak_since_f16_load_bytes", runs[1].peak},
+                        {"cache_bytes", cache_bytes}};
     report["kernels"] = kernel_target();
     report["kernel_targets"] = kernel_targets_supported();
 
@@ -421,7 +525,7 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
         const auto [naive, cached] = naive_and_cached_seconds(model, naive_tokens);
         row("GPT-2 124M shape: naive loop", fixed(naive, 2, "s"));
         row("GPT-2 124M shape: cached loop", fixed(cached, 2, "s"), fixed(naive / cached, 1, "x faster"));
-        const Gpt2 small = Gpt2::load(cl.model_dir);
+        const Gpt2 small = Gpt2::load(cl.model_dir, cl.dtype);
         const int small_tokens = std::min(naive_tokens, small.config().n_positions - 8);
         const auto [naive_s, cached_s] = naive_and_cached_seconds(small, small_tokens);
         row(("embedded model (" + std::to_string(small_tokens) + " tokens): naive").c_str(), fixed(naive_s * 1e3, 1, "ms"));
@@ -443,7 +547,7 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
         report["verify"].push_back({{"k", k}, {"step_s", one}, {"verify_s", many}, {"ratio", many / one}});
     }
     {
-        const Gpt2 small = Gpt2::load(cl.model_dir);
+        const Gpt2 small = Gpt2::load(cl.model_dir, cl.dtype);
         const Tokenizer tok = Tokenizer::load(cl.model_dir);
         const std::string draft_dir = resolve_assistant_dir(cl.extra.at("assistant-model"));
         const std::optional<Gpt2> draft = draft_dir.empty() ? std::nullopt : std::optional<Gpt2>(Gpt2::load(draft_dir));

@@ -182,7 +182,7 @@ int main(int argc, char** argv) {
     }
     const int max_new = cl.config.max_new_tokens;
     return run_program([&] {
-        const Gpt2 model = Gpt2::load(cl.model_dir);
+        const Gpt2 model = Gpt2::load(cl.model_dir, cl.dtype);
         const Tokenizer tok = Tokenizer::load(cl.model_dir);
         const std::vector<Setting> settings = lab ? lab_settings(max_new) : classic_settings(max_new);
         std::printf("%d prompts x %d seeds x %d new tokens per sampler\n\n", n_prompts, n_seeds, max_new);

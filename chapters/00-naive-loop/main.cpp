@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
     info.csv_columns = "context_length,run,milliseconds";
     const CommandLine opt = parse_command_line(argc, argv, info);
     return run_program([&] {
-        const Gpt2 model = Gpt2::load(opt.model_dir);
+        const Gpt2 model = Gpt2::load(opt.model_dir, opt.dtype);
         const Tokenizer tokenizer = Tokenizer::load(opt.model_dir);
         const ModelConfig& c = model.config();
         std::printf("model: %s\n  GPT-2, %d layers, %d heads, width %d, vocabulary %d, context %d tokens\n",

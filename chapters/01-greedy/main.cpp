@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
     const CommandLine opt = parse_command_line(argc, argv, info);
     const int max_new_tokens = opt.config.max_new_tokens;
     return run_program([&] {
-        const Gpt2 model = Gpt2::load(opt.model_dir);
+        const Gpt2 model = Gpt2::load(opt.model_dir, opt.dtype);
         const Tokenizer tok = Tokenizer::load(opt.model_dir);
         const int eos = model.config().eos_token_id;
         if (!opt.extra.at("reference").empty()) {

@@ -1,7 +1,7 @@
 #pragma once
 // Chapter 07, private to its program (chapters/07-kv-cache/): what its parts share. main.cpp
 // calls them in order; parts 1-2 are in naive_vs_cached.cpp, 3-4 in memory.cpp, 5-6 in batches.cpp,
-// 7 in serving.cpp.
+// 7 in serving.cpp, 8 in bytes_per_weight.cpp.
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -65,5 +65,9 @@ void temperature_zero_in_batch(const decodebook::Session& session, const BatchRa
 // Part 7: requests arriving over time on 4 slots, static against continuous batching (each request's
 // arrival, admission, first token and finish go to `csv`).
 void serving(const decodebook::Session& session, CsvRows& csv);
+
+// Part 8: the model held in float32 and in float16 (`--dtype`): the same logits from an f16
+// checkpoint, decode against each one's roofline, and what rounding an f32 model to f16 changes.
+void bytes_per_weight(const decodebook::Session& session, const decodebook::CommandLine& opt, int threads);
 
 }  // namespace chapter07

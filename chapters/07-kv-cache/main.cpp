@@ -7,11 +7,12 @@
 // in the run: the naive loop against the cached one, time to first token against time per output
 // token, the cache's size, this machine's read bandwidth and the lowest time per token it allows,
 // batches, and why temperature 0 stops being deterministic once prompts share a batch; then
-// requests that arrive over time, served with static and with continuous batching.
+// requests that arrive over time, served with static and with continuous batching; and what
+// holding the weights in float16 (half the bytes) does to speed and to the logits.
 //
 // Library code this chapter introduces: KvCache, kv_cache_bytes, reorder_rows,
 // cached_attention_step (kv_cache.hpp); Gpt2::prefill, Gpt2::decode, Gpt2::decode_weight_bytes
-// (gpt2.hpp); matvec, attend, gemm (kernels.hpp); gpt2_decode_bytes, decode_roofline_ms,
+// (gpt2.hpp); WeightDtype, WeightMatrix (weights.hpp); matvec, matvec_f16, attend, gemm (kernels.hpp); gpt2_decode_bytes, decode_roofline_ms,
 // measure_read_bandwidth (roofline.hpp); cached_logits, generate_cached, generate_batch
 // (cached_loops.hpp); CachedSequence (cached_sequence.hpp); the loop's NextLogits seam
 // (generate.hpp); with_commas, human_bytes (terminal.hpp); SeriesRows, write_series_csv (csv.hpp);
@@ -128,6 +129,7 @@ int main(int argc, char** argv) {
         const BatchRates part5 = batches(session, csv_rows);                                   // part 5
         temperature_zero_in_batch(session, part5);                                             // part 6
         serving(session, csv_rows);                                                            // part 7
+        bytes_per_weight(session, opt, threads);                                               // part 8
 
         if (!opt.csv.empty()) {
             write_series_csv(opt.csv, info.csv_columns, csv_rows);

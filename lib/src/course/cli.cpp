@@ -110,6 +110,9 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         ("m,model", "model folder (config.json, model.safetensors, vocab.json, merges.txt); "
                     "default: $DECODEBOOK_MODEL, else " + builtin_model_dir(),
          cxxopts::value<std::string>()->default_value(""))
+        ("dtype", "how the model holds its weight matrices: f32, or f16 (half the bytes, the same logits on an f16 "
+                  "checkpoint); default: the checkpoint's own (F16 stays f16, F32 and BF16 load as f32)",
+         cxxopts::value<std::string>(), "f32|f16")
         ("show-config", "print every decoding parameter this command line gives, then exit")
         ("verbose", "print notes on standard error, e.g. the checkpoint's tensors the model does not read")
         ("threads", "threads for the cached model's kernels, prefill's GEMM included (1..64; a second thread helps only when "
@@ -217,6 +220,7 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         }
         if (!info.default_prompt.empty()) cl.prompt = result["prompt"].as<std::string>();
         cl.model_dir = resolve_model_dir(result["model"].as<std::string>());
+        if (result.count("dtype")) cl.dtype = parse_weight_dtype(result["dtype"].as<std::string>());
         if (takes(info, KnobGroup::Speculative))
             cl.assistant_model_dir = resolve_assistant_dir(result["assistant-model"].as<std::string>());
         {
@@ -268,7 +272,7 @@ void check_same_vocabulary(const Tokenizer& target, const Tokenizer& draft, cons
 
 std::optional<Gpt2> open_assistant(const CommandLine& cl, const Session& s) {
     if (cl.assistant_model_dir.empty()) return std::nullopt;
-    std::optional<Gpt2> draft(Gpt2::load(cl.assistant_model_dir));
+    std::optional<Gpt2> draft(Gpt2::load(cl.assistant_model_dir, cl.dtype));
     check_same_vocabulary(s.tokenizer, Tokenizer::load(cl.assistant_model_dir), cl.assistant_model_dir);
     if (draft->config().vocab_size != s.model.config().vocab_size)
         throw Error("the draft model in '" + cl.assistant_model_dir + "' scores " + std::to_string(draft->config().vocab_size) +
@@ -278,7 +282,7 @@ std::optional<Gpt2> open_assistant(const CommandLine& cl, const Session& s) {
 }
 
 Session open_session(const CommandLine& cl) {
-    Session s{Gpt2::load(cl.model_dir), Tokenizer::load(cl.model_dir), {}, cl.config};
+    Session s{Gpt2::load(cl.model_dir, cl.dtype), Tokenizer::load(cl.model_dir), {}, cl.config};
     s.prompt = s.tokenizer.encode(cl.prompt);
     try {  // a knob naming a token outside the vocabulary is a bad parameter (exit 2), known only now
         check_knob_ids(s.config, s.tokenizer.vocab_size());

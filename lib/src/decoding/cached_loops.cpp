@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 
 #include <xtensor/xview.hpp>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/model/tokenizer.hpp"
 #include "decodebook/sampling/sampling.hpp"
 #include "generate_checked.hpp"
@@ -48,6 +50,28 @@ NextLogits cached_logits(const Gpt2& model, KvCache& cache, size_t row) {
     };
 }
 // [/ch07:cached-logits]
+
+LogitAgreement compare_greedy_logits(const Gpt2& a, const Gpt2& b, const std::vector<int>& prompt, int steps) {
+    if (steps < 1) throw Error("compare_greedy_logits needs at least one step", "pass steps >= 1");
+    if (a.config().vocab_size != b.config().vocab_size)
+        throw Error("the two models score " + std::to_string(a.config().vocab_size) + " and " +
+                        std::to_string(b.config().vocab_size) + " tokens",
+                    "compare models of one vocabulary");
+    const size_t capacity = prompt.size() + static_cast<size_t>(steps) - 1;
+    KvCache ca(a.config(), 1, capacity), cb(b.config(), 1, capacity);
+    xt::xtensor<float, 1> la = a.prefill(prompt, ca, 0), lb = b.prefill(prompt, cb, 0);
+    LogitAgreement g;
+    for (;;) {
+        for (size_t v = 0; v < la.size(); ++v) g.max_diff = std::max(g.max_diff, static_cast<double>(std::abs(la(v) - lb(v))));
+        const int pick = argmax(la);  // the first model's greedy choice feeds both
+        g.differ += pick != argmax(lb);
+        if (++g.steps == steps) return g;
+        a.decode({pick}, {0}, ca);
+        b.decode({pick}, {0}, cb);
+        la = xt::view(ca.logits(), 0, xt::all());
+        lb = xt::view(cb.logits(), 0, xt::all());
+    }
+}
 
 Generation generate_cached(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<int>& prompt,
                            const GenerationConfig& config, const Sampler& sample, const StepObserver& on_step) {

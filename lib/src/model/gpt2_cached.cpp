@@ -20,6 +20,14 @@ void check_token(const ModelConfig& config, int id) {
     }
 }
 
+// GEMM over weights held in f16 in a decode call (a batch of kGemmFromRows rows or more, or
+// BatchKernels::Gemm) widens each matrix into this buffer: one per thread, grown once, so decode
+// allocates nothing after the first such call.
+std::vector<float>& widened_for_gemm() {
+    thread_local std::vector<float> buffer;
+    return buffer;
+}
+
 void check_row(const KvCache& cache, size_t row) {
     if (row >= cache.rows()) {
         throw Error("cache row " + std::to_string(row) + " does not exist (the cache has " +
@@ -28,17 +36,43 @@ void check_row(const KvCache& cache, size_t row) {
     }
 }
 
+// y (T, out) = x (T, in) W (in, out) + bias by the BLAS's GEMM; W held in f16 is widened first into
+// `scratch` (in x out floats, grown once), exactly, so the product gives the same bits.
+void gemm_any(const float* x, size_t T, const WeightMatrix& w, const float* bias, float* y,
+              std::vector<float>& scratch) {
+    const float* W = w.f32();
+    if (!W) {
+        if (scratch.size() < w.size()) scratch.resize(w.size());
+        w.widen_rows(0, w.rows(), scratch.data());
+        W = scratch.data();
+    }
+    gemm(x, T, W, bias, w.rows(), w.cols(), y);
+}
+
+// y (B, out) = x (B, in) W (in, out) + bias by the streaming matvec, over W's own dtype.
+void matvec_any(const float* x, size_t B, const WeightMatrix& w, const float* bias, float* y, float* partial) {
+    if (w.dtype() == WeightDtype::F16) matvec_f16(x, B, w.f16(), bias, w.rows(), w.cols(), y, partial);
+    else matvec(x, B, w.f32(), bias, w.rows(), w.cols(), y, partial);
+}
+
+// logits (B, V) = x (B, C) wte^T, the tied lm_head, over wte's own dtype.
+void lm_head(const float* x, size_t B, const WeightMatrix& wte, float* logits) {
+    if (wte.dtype() == WeightDtype::F16) matvec_transposed_f16(x, B, wte.f16(), wte.rows(), wte.cols(), logits);
+    else matvec_transposed(x, B, wte.f32(), wte.rows(), wte.cols(), logits);
+}
+
 }  // namespace
 
 uint64_t Gpt2::decode_weight_bytes() const {
-    uint64_t floats = wte_.size() + wpe_.shape(1) + ln_f_g_.size() + ln_f_b_.size();  // one row of wpe
+    // float32 vectors: one row of wpe, every bias and LayerNorm; matrices: 4 or 2 bytes a weight
+    uint64_t floats = wpe_.shape(1) + ln_f_g_.size() + ln_f_b_.size(), matrix_bytes = wte_.bytes();
     for (const BlockWeights& b : blocks_) {
         for (const auto* v : {&b.ln_1_g, &b.ln_1_b, &b.c_attn_b, &b.attn_proj_b, &b.ln_2_g, &b.ln_2_b, &b.c_fc_b,
                               &b.mlp_proj_b})
             floats += v->size();
-        for (const auto* m : {&b.c_attn_w, &b.attn_proj_w, &b.c_fc_w, &b.mlp_proj_w}) floats += m->size();
+        for (const auto* m : {&b.c_attn_w, &b.attn_proj_w, &b.c_fc_w, &b.mlp_proj_w}) matrix_bytes += m->bytes();
     }
-    return floats * sizeof(float);
+    return floats * sizeof(float) + matrix_bytes;
 }
 
 // [ch07:prefill]
@@ -55,8 +89,11 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache,
     const float eps = config_.layer_norm_epsilon;
     // x = token embedding + position embedding, positions L0..L0+T-1   (T, C)
     std::vector<float> x(T * C), xn(T * C), qkv(T * 3 * C), att(T * C), proj(T * C), hidden(T * 4 * C);
-    for (size_t t = 0; t < T; ++t)
-        for (size_t j = 0; j < C; ++j) x[t * C + j] = wte_(static_cast<size_t>(ids[t]), j) + wpe_(L0 + t, j);
+    std::vector<float> widened;  // weights held in f16: one matrix at a time as float32 for the GEMM
+    for (size_t t = 0; t < T; ++t) {
+        wte_.widen_rows(static_cast<size_t>(ids[t]), 1, x.data() + t * C);  // the token's row, as float32
+        for (size_t j = 0; j < C; ++j) x[t * C + j] += wpe_(L0 + t, j);
+    }
     std::vector<float> scores(static_cast<size_t>(num_threads()) * T * (L0 + T));  // one (T, L) block per thread
     for (size_t l = 0; l < blocks_.size(); ++l) {
         const BlockWeights& b = blocks_[l];
@@ -64,19 +101,19 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache,
         float* V = cache.values(l).data() + row * cache.capacity() * C;
         // attention: qkv = ln_1(x) W_attn (T, 3C); keep k and v; each query attends to 0..its position
         layer_norm_rows(x.data(), T, C, b.ln_1_g.data(), b.ln_1_b.data(), eps, xn.data());
-        gemm(xn.data(), T, b.c_attn_w.data(), b.c_attn_b.data(), C, 3 * C, qkv.data());
+        gemm_any(xn.data(), T, b.c_attn_w, b.c_attn_b.data(), qkv.data(), widened);
         for (size_t t = 0; t < T; ++t) {
             std::copy_n(qkv.data() + t * 3 * C + C, C, K + (L0 + t) * C);
             std::copy_n(qkv.data() + t * 3 * C + 2 * C, C, V + (L0 + t) * C);
         }
         attend_causal(qkv.data(), 3 * C, T, K, V, L0, C, config_.n_head, scores.data(), att.data());
-        gemm(att.data(), T, b.attn_proj_w.data(), b.attn_proj_b.data(), C, C, proj.data());
+        gemm_any(att.data(), T, b.attn_proj_w, b.attn_proj_b.data(), proj.data(), widened);
         for (size_t i = 0; i < T * C; ++i) x[i] += proj[i];
         // MLP: x += gelu(ln_2(x) W_fc) W_proj
         layer_norm_rows(x.data(), T, C, b.ln_2_g.data(), b.ln_2_b.data(), eps, xn.data());
-        gemm(xn.data(), T, b.c_fc_w.data(), b.c_fc_b.data(), C, 4 * C, hidden.data());
+        gemm_any(xn.data(), T, b.c_fc_w, b.c_fc_b.data(), hidden.data(), widened);
         gelu_in_place(hidden.data(), T * 4 * C);
-        gemm(hidden.data(), T, b.mlp_proj_w.data(), b.mlp_proj_b.data(), 4 * C, C, proj.data());
+        gemm_any(hidden.data(), T, b.mlp_proj_w, b.mlp_proj_b.data(), proj.data(), widened);
         for (size_t i = 0; i < T * C; ++i) x[i] += proj[i];
     }
     cache.set_length(row, L0 + T);
@@ -84,7 +121,7 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache,
     const size_t Vn = static_cast<size_t>(config_.vocab_size);
     layer_norm_rows(x.data() + (T - 1) * C, 1, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn.data());
     xt::xtensor<float, 1> logits = xt::xtensor<float, 1>::from_shape({Vn});
-    matvec_transposed(xn.data(), 1, wte_.data(), Vn, C, logits.data());
+    lm_head(xn.data(), 1, wte_, logits.data());
     return logits;
 }
 // [/ch07:prefill]
@@ -118,16 +155,16 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
     // y (B, out) = x (B, in) W + bias: a few rows stream the weights (matvec), a large batch goes to
     // GEMM, unless the caller asks for one kernel at every size (Invariant: the matvec; Gemm: GEMM)
     const bool use_gemm = kernels == BatchKernels::Gemm || (kernels == BatchKernels::Fast && B >= kGemmFromRows);
-    const auto product = [&](const float* in_rows, const WeightTensor<2>& w, const WeightTensor<1>& bias,
+    const auto product = [&](const float* in_rows, const WeightMatrix& w, const WeightTensor<1>& bias,
                              float* out_rows) {
-        const size_t in = w.shape(0), out = w.shape(1);
-        if (use_gemm) gemm(in_rows, B, w.data(), bias.data(), in, out, out_rows);
-        else matvec(in_rows, B, w.data(), bias.data(), in, out, out_rows, s.partial.data());
+        if (use_gemm) gemm_any(in_rows, B, w, bias.data(), out_rows, widened_for_gemm());
+        else matvec_any(in_rows, B, w, bias.data(), out_rows, s.partial.data());
     };
     // x = token embedding + position embedding of each token's position   (B, C)
     for (size_t i = 0; i < B; ++i) {
         const size_t pos = s.positions[i];
-        for (size_t j = 0; j < C; ++j) x[i * C + j] = wte_(static_cast<size_t>(tokens[i]), j) + wpe_(pos, j);
+        wte_.widen_rows(static_cast<size_t>(tokens[i]), 1, x + i * C);  // the token's row, as float32
+        for (size_t j = 0; j < C; ++j) x[i * C + j] += wpe_(pos, j);
     }
     const float eps = config_.layer_norm_epsilon;
     for (size_t l = 0; l < blocks_.size(); ++l) {
@@ -160,7 +197,7 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
     for (size_t i = 0; i < B; ++i) cache.set_length(rows[i], s.positions[i] + 1);  // in order: the last occurrence wins
     // ln_f, then the tied lm_head: logits (B, V) = ln_f(x) wte^T
     layer_norm_rows(x, B, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn);
-    matvec_transposed(xn, B, wte_.data(), static_cast<size_t>(config_.vocab_size), C, s.logits.data());
+    lm_head(xn, B, wte_, s.logits.data());
 }
 // [/ch07:decode]
 

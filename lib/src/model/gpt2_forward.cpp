@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include <xtensor-blas/xlinalg.hpp>
+#include <xtensor/xadapt.hpp>
 #include <xtensor/xview.hpp>
 
 #include "decodebook/base/error.hpp"
@@ -16,8 +17,7 @@ namespace {
 
 using Matrix = xt::xtensor<float, 2>;
 using Vector = xt::xtensor<float, 1>;
-using Weights = WeightTensor<2>;  // a weight matrix (chapter 07 keeps weights in huge pages)
-using Gains = WeightTensor<1>;    // a weight vector: a bias or a LayerNorm gain
+using Gains = WeightTensor<1>;  // a weight vector: a bias or a LayerNorm gain (chapter 07: in huge pages)
 
 // Find a tensor by its HF name, with or without the "transformer." prefix, and check its shape.
 // The tensor's memory moves into the result (no copy: loading peaks at one copy of the weights).
@@ -44,9 +44,21 @@ WeightTensor<N> take(TensorMap& tensors, const std::string& name, std::vector<si
     return WeightTensor<N>(std::move(it->second.storage()), std::move(dims), std::move(strides));
 }
 
+// A weight matrix (rows, cols) as float32 for the BLAS: its own values when held in f32; held in
+// f16 (chapter 07), widened into `scratch` (exact, so the products give the same bits).
+auto as_f32(const WeightMatrix& w, std::vector<float>& scratch) {
+    const float* p = w.f32();
+    if (!p) {
+        scratch.resize(w.size());
+        w.widen_rows(0, w.rows(), scratch.data());
+        p = scratch.data();
+    }
+    return xt::adapt(p, w.size(), xt::no_ownership(), std::array<size_t, 2>{w.rows(), w.cols()});
+}
+
 // y = x W + b for every row of x.   x: (T, in), W: (in, out), b: (out) -> (T, out)
-Matrix linear(const Matrix& x, const Weights& w, const Gains& b) {
-    Matrix y = xt::linalg::dot(x, w);
+Matrix linear(const Matrix& x, const WeightMatrix& w, const Gains& b, std::vector<float>& scratch) {
+    Matrix y = xt::linalg::dot(x, as_f32(w, scratch));
     const size_t rows = y.shape(0), cols = y.shape(1);
     float* py = y.data();
     for (size_t t = 0; t < rows; ++t)
@@ -125,64 +137,74 @@ void check_token_ids(const ModelConfig& config, const std::vector<int>& ids) {
     }
 }
 
-Gpt2 Gpt2::load(const std::string& model_dir) {
+Gpt2 Gpt2::load(const std::string& model_dir, std::optional<WeightDtype> dtype) {
     const ModelConfig config = load_config(model_dir + "/config.json");
-    TensorMap tensors = load_gpt2_tensors(model_dir + "/model.safetensors", config);  // only what the model reads
-    return build(config, tensors);  // the weights move into the model: no second copy
+    // only what the model reads, the held matrices in their dtype
+    Gpt2Weights weights = load_gpt2_weights(model_dir + "/model.safetensors", config, dtype);
+    return build(config, weights);  // the weights move into the model: no second copy
 }
 
 std::vector<TensorSpec> gpt2_tensor_schema(const ModelConfig& c) {
     const size_t V = static_cast<size_t>(c.vocab_size), P = static_cast<size_t>(c.n_positions),
                  C = static_cast<size_t>(c.n_embd);
     using I = TensorInit;
-    std::vector<TensorSpec> s{{"wte.weight", {V, C}, I::Random}, {"wpe.weight", {P, C}, I::Random}};
+    std::vector<TensorSpec> s{{"wte.weight", {V, C}, I::Random, true}, {"wpe.weight", {P, C}, I::Random}};
     for (int i = 0; i < c.n_layer; ++i) {
         const std::string h = "h." + std::to_string(i) + ".";
         s.insert(s.end(), {{h + "ln_1.weight", {C}, I::Ones},
                            {h + "ln_1.bias", {C}, I::Zeros},
-                           {h + "attn.c_attn.weight", {C, 3 * C}, I::Random},
+                           {h + "attn.c_attn.weight", {C, 3 * C}, I::Random, true},
                            {h + "attn.c_attn.bias", {3 * C}, I::Zeros},
-                           {h + "attn.c_proj.weight", {C, C}, I::Random},
+                           {h + "attn.c_proj.weight", {C, C}, I::Random, true},
                            {h + "attn.c_proj.bias", {C}, I::Zeros},
                            {h + "ln_2.weight", {C}, I::Ones},
                            {h + "ln_2.bias", {C}, I::Zeros},
-                           {h + "mlp.c_fc.weight", {C, 4 * C}, I::Random},
+                           {h + "mlp.c_fc.weight", {C, 4 * C}, I::Random, true},
                            {h + "mlp.c_fc.bias", {4 * C}, I::Zeros},
-                           {h + "mlp.c_proj.weight", {4 * C, C}, I::Random},
+                           {h + "mlp.c_proj.weight", {4 * C, C}, I::Random, true},
                            {h + "mlp.c_proj.bias", {C}, I::Zeros}});
     }
     s.insert(s.end(), {{"ln_f.weight", {C}, I::Ones}, {"ln_f.bias", {C}, I::Zeros}});
     return s;
 }
 
-Gpt2 Gpt2::from_tensors(const ModelConfig& c, const TensorMap& tensors) {
-    TensorMap copy = tensors;
-    return build(c, copy);
+Gpt2 Gpt2::from_tensors(const ModelConfig& c, const TensorMap& tensors, WeightDtype dtype) {
+    Gpt2Weights w{tensors, {}, dtype};
+    return build(c, w);
 }
 
-Gpt2 Gpt2::build(const ModelConfig& c, TensorMap& t) {
+Gpt2 Gpt2::build(const ModelConfig& c, Gpt2Weights& w) {
     Gpt2 m;
     m.config_ = c;
+    TensorMap& t = w.tensors;
     // Walk gpt2_tensor_schema in its order; each take checks the name and the shape.
     const std::vector<TensorSpec> schema = gpt2_tensor_schema(c);
     size_t next = 0;
     const auto matrix = [&] { const TensorSpec& s = schema[next++]; return take<2>(t, s.name, s.shape); };
     const auto vector = [&] { const TensorSpec& s = schema[next++]; return take<1>(t, s.name, s.shape); };
-    m.wte_ = matrix();
+    // a held matrix: its binary16 bits as loaded, or float32 held in w.dtype (rounded once for F16)
+    const auto held = [&] {
+        const TensorSpec& s = schema[next];
+        const auto it = w.matrices.find(s.name);
+        if (it == w.matrices.end()) return WeightMatrix::hold(matrix(), w.dtype, s.name);
+        ++next;
+        return WeightMatrix(s.shape[0], s.shape[1], std::move(it->second));
+    };
+    m.wte_ = held();
     m.wpe_ = matrix();
     for (int i = 0; i < c.n_layer; ++i) {
         BlockWeights b;
         b.ln_1_g = vector();
         b.ln_1_b = vector();
-        b.c_attn_w = matrix();
+        b.c_attn_w = held();
         b.c_attn_b = vector();
-        b.attn_proj_w = matrix();
+        b.attn_proj_w = held();
         b.attn_proj_b = vector();
         b.ln_2_g = vector();
         b.ln_2_b = vector();
-        b.c_fc_w = matrix();
+        b.c_fc_w = held();
         b.c_fc_b = vector();
-        b.mlp_proj_w = matrix();
+        b.mlp_proj_w = held();
         b.mlp_proj_b = vector();
         m.blocks_.push_back(std::move(b));
     }
@@ -196,21 +218,24 @@ xt::xtensor<float, 2> Gpt2::forward(const std::vector<int>& ids) const {
     const size_t T = ids.size(), C = static_cast<size_t>(config_.n_embd);
     // x = token embedding + position embedding   (T, C)
     Matrix x = Matrix::from_shape({T, C});
-    for (size_t t = 0; t < T; ++t)
-        for (size_t j = 0; j < C; ++j) x(t, j) = wte_(static_cast<size_t>(ids[t]), j) + wpe_(t, j);
+    for (size_t t = 0; t < T; ++t) {
+        wte_.widen_rows(static_cast<size_t>(ids[t]), 1, &x(t, 0));  // the token's row of wte, as float32
+        for (size_t j = 0; j < C; ++j) x(t, j) += wpe_(t, j);
+    }
     const float eps = config_.layer_norm_epsilon;
+    std::vector<float> scratch;  // one matrix widened at a time when the weights are held in f16
     for (const BlockWeights& b : blocks_) {
         // attention sub-block: x += proj(attention(ln_1(x)))
-        const Matrix qkv = linear(layer_norm(x, b.ln_1_g, b.ln_1_b, eps), b.c_attn_w, b.c_attn_b);  // (T, 3C)
-        x += linear(causal_attention(qkv, config_.n_head), b.attn_proj_w, b.attn_proj_b);
+        const Matrix qkv = linear(layer_norm(x, b.ln_1_g, b.ln_1_b, eps), b.c_attn_w, b.c_attn_b, scratch);  // (T, 3C)
+        x += linear(causal_attention(qkv, config_.n_head), b.attn_proj_w, b.attn_proj_b, scratch);
         // MLP sub-block: x += proj(gelu(fc(ln_2(x))))
-        Matrix hidden = linear(layer_norm(x, b.ln_2_g, b.ln_2_b, eps), b.c_fc_w, b.c_fc_b);  // (T, 4C)
+        Matrix hidden = linear(layer_norm(x, b.ln_2_g, b.ln_2_b, eps), b.c_fc_w, b.c_fc_b, scratch);  // (T, 4C)
         gelu(hidden);
-        x += linear(hidden, b.mlp_proj_w, b.mlp_proj_b);
+        x += linear(hidden, b.mlp_proj_w, b.mlp_proj_b, scratch);
     }
     const Matrix final_x = layer_norm(x, ln_f_g_, ln_f_b_, eps);
     // tied lm_head: logits = x wte^T   (T, V)
-    Matrix logits = xt::linalg::dot(final_x, xt::transpose(wte_));
+    Matrix logits = xt::linalg::dot(final_x, xt::transpose(as_f32(wte_, scratch)));
     return logits;
 }
 

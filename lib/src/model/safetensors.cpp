@@ -258,6 +258,41 @@ WeightArray SafetensorsFile::read(const TensorEntry& e) {
     return t;
 }
 
+void SafetensorsFile::read_halves(const TensorEntry& e, uint16_t* out, uint64_t first, uint64_t n) {
+    if (e.dtype != "F16") {  // F32 or BF16: as float32 (checked finite), then rounded once
+        std::vector<float> chunk(static_cast<size_t>(std::min<uint64_t>(n, kChunk)));
+        for (uint64_t done = 0; done < n; done += chunk.size()) {
+            const size_t m = static_cast<size_t>(std::min<uint64_t>(n - done, kChunk));
+            read(e, chunk.data(), first + done, m);
+            for (size_t i = 0; i < m; ++i) {
+                out[done + i] = float_to_half(chunk[i]);  // round to nearest, ties to even
+                if ((out[done + i] & 0x7c00u) == 0x7c00u) {
+                    throw Error("'" + path_ + "': tensor '" + e.name + "' holds " + std::to_string(chunk[i]) +
+                                    " at element " + std::to_string(first + done + i) +
+                                    ", which float16 cannot hold (its largest value is 65504)",
+                                "hold the weights in float32: --dtype f32");
+                }
+            }
+        }
+        return;
+    }
+    if (first > e.count || n > e.count - first) throw std::logic_error("SafetensorsFile::read_halves past the tensor");
+    in_.clear();
+    in_.seekg(static_cast<std::streamoff>(data_start_ + e.begin + first * 2));
+    in_.read(reinterpret_cast<char*>(out), static_cast<std::streamsize>(n * 2));  // little-endian, as this machine
+    if (static_cast<uint64_t>(in_.gcount()) != n * 2) {
+        throw Error("'" + path_ + "' ended while reading tensor '" + e.name + "' (was it truncated while open?)",
+                    kWeightsFix);
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+        if ((out[i] & 0x7c00u) == 0x7c00u) {  // the exponent's five bits all ones: infinity or NaN
+            throw Error("'" + path_ + "': tensor '" + e.name + "' holds " + ((out[i] & 0x3ffu) ? "NaN" : "an infinity") +
+                            " at element " + std::to_string(first + i) + " (of " + std::to_string(e.count) + ")",
+                        "the checkpoint is damaged (or its training diverged): use a good copy of the weights");
+        }
+    }
+}
+
 TensorMap load_safetensors(const std::string& path) {
     SafetensorsFile file(path);
     for (const TensorEntry& e : file.entries()) {
@@ -275,6 +310,10 @@ TensorMap load_safetensors(const std::string& path) {
 void set_load_notes(std::ostream* out) { g_notes = out; }
 
 TensorMap load_gpt2_tensors(const std::string& path, const ModelConfig& config) {
+    return load_gpt2_weights(path, config, WeightDtype::F32).tensors;
+}
+
+Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config, std::optional<WeightDtype> dtype) {
     SafetensorsFile file(path);
     const std::string same_model = "config.json and model.safetensors must describe the same model";
     // The file's tensors by their name without Hugging Face's "transformer." prefix.
@@ -349,21 +388,36 @@ TensorMap load_gpt2_tensors(const std::string& path, const ModelConfig& config) 
                         (unused.size() > 1 ? "s" : "") + " a GPT-2 does not use: " + names,
                     "decodebook reads GPT-2 checkpoints (GPT2LMHeadModel); check that these weights are a GPT-2's");
     }
-    // 3. Read, in the file's order, straight into the float32 tensors.
-    TensorMap tensors;
-    for (const auto& [name, e] : wanted) tensors.emplace(name, WeightArray());
+    // 3. The held matrices' dtype: the one asked for, else the checkpoint's own.
+    Gpt2Weights out;
+    std::map<std::string, bool> held;  // schema name -> a matrix kept in out.dtype
+    bool all_f16 = true;
+    for (const TensorSpec& spec : schema) {
+        held[spec.name] = spec.held;
+        if (spec.held) all_f16 &= wanted.at(spec.name)->dtype == "F16";
+    }
+    out.dtype = dtype ? *dtype : all_f16 ? WeightDtype::F16 : WeightDtype::F32;
+    // 4. Read, in the file's order, straight into the tensors' final memory.
     for (const TensorEntry& e : file.entries()) {
         for (auto& [name, entry] : wanted) {
-            if (entry == &e) tensors.at(name) = file.read(e);
+            if (entry != &e) continue;
+            if (held.at(name) && out.dtype == WeightDtype::F16) {
+                HalfVector bits(static_cast<size_t>(e.count));
+                file.read_halves(e, bits.data(), 0, e.count);
+                out.matrices.emplace(name, std::move(bits));
+            } else {
+                out.tensors.emplace(name, file.read(e));
+            }
         }
     }
-    if (lm_head) {  // compare chunk by chunk: never a second V x C copy
-        const WeightArray& wte = tensors.at("wte.weight");
-        std::vector<float> chunk(static_cast<size_t>(std::min<uint64_t>(lm_head->count, kChunk)));
+    if (lm_head) {  // compare chunk by chunk, both read from the file: never a second V x C copy
+        const TensorEntry& wte = *wanted.at("wte.weight");
+        std::vector<float> chunk(static_cast<size_t>(std::min<uint64_t>(lm_head->count, kChunk))), ours(chunk.size());
         for (uint64_t at = 0; at < lm_head->count; at += chunk.size()) {
             const uint64_t n = std::min<uint64_t>(chunk.size(), lm_head->count - at);
             file.read(*lm_head, chunk.data(), at, n);
-            if (!std::equal(chunk.begin(), chunk.begin() + static_cast<long>(n), wte.data() + at)) {
+            file.read(wte, ours.data(), at, n);
+            if (!std::equal(chunk.begin(), chunk.begin() + static_cast<long>(n), ours.begin())) {
                 throw Error("'" + path + "': " + lm_head->name + " differs from wte.weight, but decodebook's GPT-2 "
                                 "ties its output layer to the token embedding",
                             "use a GPT-2 checkpoint (its lm_head.weight is wte.weight)");
@@ -376,7 +430,7 @@ TensorMap load_gpt2_tensors(const std::string& path, const ModelConfig& config) 
         for (const std::string& s : skipped) *g_notes << " " << s << ";";
         *g_notes << std::endl;
     }
-    return tensors;
+    return out;
 }
 
 void save_safetensors(const std::string& path, const TensorMap& tensors, DType dtype) {

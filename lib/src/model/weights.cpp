@@ -3,9 +3,15 @@
 
 #include <sys/mman.h>  // 2 MiB aligned mappings with huge pages
 
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <new>
+#include <stdexcept>
 
+#include "decodebook/base/error.hpp"
+#include "decodebook/model/kernels.hpp"
+#include "decodebook/model/safetensors.hpp"  // float_to_half
 #include "kernels/common.hpp"
 
 namespace decodebook {
@@ -37,6 +43,49 @@ void* allocate_weights(size_t bytes) {
 void free_weights(void* p, size_t bytes) noexcept {
     if (bytes < kHugePage || kAsan) return ::operator delete(p);
     munmap(p, round_up(bytes, kPage));
+}
+
+std::string to_string(WeightDtype dtype) { return dtype == WeightDtype::F32 ? "f32" : "f16"; }
+
+WeightDtype parse_weight_dtype(const std::string& text) {
+    if (text == "f32") return WeightDtype::F32;
+    if (text == "f16") return WeightDtype::F16;
+    throw Error("--dtype " + text + " is not a weight dtype decodebook holds",
+                "pass --dtype f32 (4 bytes per weight) or --dtype f16 (2 bytes, IEEE binary16); without --dtype "
+                "the model keeps its checkpoint's own (F16 stays f16, F32 and BF16 load as f32)");
+}
+
+WeightMatrix::WeightMatrix(WeightTensor<2> values)
+    : dtype_(WeightDtype::F32), rows_(values.shape(0)), cols_(values.shape(1)), f32_(std::move(values)) {}
+
+WeightMatrix::WeightMatrix(size_t rows, size_t cols, HalfVector bits)
+    : dtype_(WeightDtype::F16), rows_(rows), cols_(cols), f16_(std::move(bits)) {
+    if (f16_.size() != rows * cols) throw std::invalid_argument("WeightMatrix: bits.size() != rows * cols");
+}
+
+// [ch07:round-to-f16]
+WeightMatrix WeightMatrix::hold(WeightTensor<2> values, WeightDtype dtype, const std::string& name) {
+    if (dtype == WeightDtype::F32) return WeightMatrix(std::move(values));
+    const size_t rows = values.shape(0), cols = values.shape(1);
+    HalfVector bits(rows * cols);
+    const float* v = values.data();
+    for (size_t i = 0; i < bits.size(); ++i) {
+        bits[i] = float_to_half(v[i]);  // round to nearest, ties to even
+        if ((bits[i] & 0x7c00u) == 0x7c00u) {  // infinity or NaN: the value does not fit binary16
+            throw Error("tensor '" + name + "' holds " + std::to_string(v[i]) + " at element " + std::to_string(i) +
+                            ", which float16 cannot hold (its largest value is 65504)",
+                        "hold the weights in float32: --dtype f32");
+        }
+    }
+    values = WeightTensor<2>();  // one copy: the float32 values go before the model is used
+    return WeightMatrix(rows, cols, std::move(bits));
+}
+// [/ch07:round-to-f16]
+
+void WeightMatrix::widen_rows(size_t r0, size_t n, float* out) const {
+    if (r0 > rows_ || n > rows_ - r0) throw std::out_of_range("WeightMatrix::widen_rows past the matrix");
+    if (dtype_ == WeightDtype::F32) std::memcpy(out, f32_.data() + r0 * cols_, n * cols_ * sizeof(float));
+    else widen_halves(f16_.data() + r0 * cols_, n * cols_, out);
 }
 
 }  // namespace decodebook

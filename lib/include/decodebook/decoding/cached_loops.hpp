@@ -19,6 +19,20 @@ namespace decodebook {
 /// @throws Error (from the call) when the sequence is not the previous one plus one token.
 NextLogits cached_logits(const Gpt2& model, KvCache& cache, size_t row = 0);
 
+/// How two models' logits differ along one greedy path (chapter 07's f32 against f16 weights).
+/// Introduced in chapter 07.
+struct LogitAgreement {
+    double max_diff = 0;  ///< the largest |logit a - logit b| over every step and token
+    int steps = 0;        ///< steps compared
+    int differ = 0;       ///< steps whose argmax differs
+};
+
+/// Feed two models of one vocabulary the same tokens, the first model's greedy picks, for `steps`
+/// steps after `prompt` (the prompt's own logits are step 1), each on its own cache, and compare
+/// their logits at every step. Introduced in chapter 07.
+/// @throws Error on a bad prompt, steps < 1, a context too short, or vocabularies that differ.
+LogitAgreement compare_greedy_logits(const Gpt2& a, const Gpt2& b, const std::vector<int>& prompt, int steps);
+
 /// Chapter 02's loop on the cache: same samplers, stopping criteria and result as `generate`,
 /// each step computing one position. Introduced in chapter 07.
 /// @throws Error on a bad request or config.

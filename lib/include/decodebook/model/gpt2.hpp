@@ -2,6 +2,7 @@
 /// @file model/gpt2.hpp
 /// @brief GPT-2's forward pass: token ids in, next-token logits out (chapter 00).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,9 @@ struct TensorSpec {
     std::string name;           ///< Hugging Face's name, e.g. "h.0.attn.c_attn.weight"
     std::vector<size_t> shape;  ///< e.g. (C, 3C)
     TensorInit init;            ///< how a random model fills it
+    /// A matrix decode streams (wte and each block's four), held in the model's WeightDtype;
+    /// every other tensor is float32. Chapter 07.
+    bool held = false;
 };
 
 /// Every tensor of a GPT-2 with this config, in this order: wte (V, C), wpe (P, C); for each block
@@ -48,19 +52,20 @@ struct TensorSpec {
 /// Introduced in chapter 00.
 std::vector<TensorSpec> gpt2_tensor_schema(const ModelConfig& config);
 
-/// One transformer block's weights. Matrices are in HF Conv1D orientation (in, out): y = x W + b.
+/// One transformer block's weights. Matrices are in HF Conv1D orientation (in, out): y = x W + b,
+/// held in the model's WeightDtype (chapter 07); biases and gains are float32.
 struct BlockWeights {
     /// (C) LayerNorm before attention: gain
     WeightTensor<1> ln_1_g, ln_1_b;          ///< (C) LayerNorm before attention: bias
-    WeightTensor<2> c_attn_w;                ///< (C, 3C) fused query, key, value projection
+    WeightMatrix c_attn_w;                   ///< (C, 3C) fused query, key, value projection
     WeightTensor<1> c_attn_b;                ///< (3C)
-    WeightTensor<2> attn_proj_w;             ///< (C, C) attention output projection
+    WeightMatrix attn_proj_w;                ///< (C, C) attention output projection
     WeightTensor<1> attn_proj_b;             ///< (C)
     /// (C) LayerNorm before the MLP: gain
     WeightTensor<1> ln_2_g, ln_2_b;          ///< (C) LayerNorm before the MLP: bias
-    WeightTensor<2> c_fc_w;                  ///< (C, 4C) MLP up projection
+    WeightMatrix c_fc_w;                     ///< (C, 4C) MLP up projection
     WeightTensor<1> c_fc_b;                  ///< (4C)
-    WeightTensor<2> mlp_proj_w;              ///< (4C, C) MLP down projection
+    WeightMatrix mlp_proj_w;                 ///< (4C, C) MLP down projection
     WeightTensor<1> mlp_proj_b;              ///< (C)
 };
 
@@ -68,12 +73,22 @@ struct BlockWeights {
 /// the token embedding. Loads Hugging Face's files unchanged. Introduced in chapter 00.
 class Gpt2 {
 public:
-    /// Load `config.json` and `model.safetensors` from a model folder. Introduced in chapter 00.
-    /// @throws Error when a file is missing, malformed, or a tensor is missing or has the wrong shape.
-    static Gpt2 load(const std::string& model_dir);
+    /// Load `config.json` and `model.safetensors` from a model folder. Introduced in chapter 00;
+    /// `dtype` in chapter 07.
+    /// @param model_dir the folder
+    /// @param dtype how to hold wte and the blocks' matrices (`--dtype`); none: the checkpoint's
+    ///        own (F16 stays f16, F32 and BF16 load as f32). See load_gpt2_weights.
+    /// @throws Error when a file is missing, malformed, or a tensor is missing or has the wrong
+    /// shape, or a value does not fit the dtype asked for.
+    static Gpt2 load(const std::string& model_dir, std::optional<WeightDtype> dtype = std::nullopt);
     /// Build from tensors already in memory (HF names, optionally prefixed `transformer.`).
-    /// Introduced in chapter 00.
-    static Gpt2 from_tensors(const ModelConfig& config, const TensorMap& tensors);
+    /// Introduced in chapter 00; `dtype` in chapter 07.
+    /// @param config the shape
+    /// @param tensors float32 tensors (copied)
+    /// @param dtype how to hold wte and the blocks' matrices: F16 rounds them once to binary16
+    /// @throws Error on a missing tensor, a wrong shape, or a value float16 cannot hold.
+    static Gpt2 from_tensors(const ModelConfig& config, const TensorMap& tensors,
+                             WeightDtype dtype = WeightDtype::F32);
 
     /// Run the whole sequence through the model. Introduced in chapter 00.
     /// @param ids token ids, 1 <= size <= n_positions, each in [0, vocab_size)
@@ -108,18 +123,23 @@ public:
                 BatchKernels kernels = BatchKernels::Fast) const;
 
     /// Bytes of the weights one decode step reads: every matrix and vector except the position
-    /// table, of which one row is read. Introduced in chapter 07.
+    /// table, of which one row is read; a matrix held in f16 counts 2 bytes per weight.
+    /// Introduced in chapter 07.
     uint64_t decode_weight_bytes() const;
+
+    /// How wte and the blocks' matrices are held (`--dtype`). Introduced in chapter 07.
+    WeightDtype weight_dtype() const { return wte_.dtype(); }
 
     /// The model's shape. Introduced in chapter 00.
     const ModelConfig& config() const { return config_; }
 
 private:
-    // Walk gpt2_tensor_schema, checking names and shapes; the tensors move out of `t`.
-    static Gpt2 build(const ModelConfig& config, TensorMap& t);
+    // Walk gpt2_tensor_schema, checking names and shapes; the tensors move out of `w`, the held
+    // matrices held in w.dtype (rounded once when they came as float32).
+    static Gpt2 build(const ModelConfig& config, Gpt2Weights& w);
 
     ModelConfig config_;
-    WeightTensor<2> wte_;  // (V, C) token embeddings, also the lm_head
+    WeightMatrix wte_;     // (V, C) token embeddings, also the lm_head
     WeightTensor<2> wpe_;  // (n_positions, C) position embeddings
     std::vector<BlockWeights> blocks_;
     WeightTensor<1> ln_f_g_, ln_f_b_;  // (C) final LayerNorm

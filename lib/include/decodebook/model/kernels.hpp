@@ -9,6 +9,7 @@
 /// for plain x86-64, and picked when the program starts), while the prompt's prefill, where each
 /// weight is used by every prompt token, goes to the BLAS's matrix-matrix product (GEMM).
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,30 @@ void matvec(const float* x, size_t B, const float* W, const float* bias, size_t 
 /// y (B, rows) = x (B, n) M^T for a row-major M (rows, n): the tied lm_head (M = wte), one dot
 /// product per vocabulary entry, streamed once for all B rows. Introduced in chapter 07.
 void matvec_transposed(const float* x, size_t B, const float* M, size_t rows, size_t n, float* y);
+
+/// matvec() over weights held in f16 (WeightDtype::F16): W is (in, out) IEEE binary16 bits,
+/// each widened to float32 in registers (F16C's vcvtph2ps on x86-64-v3 and v4, an exact integer
+/// widening on plain x86-64) and summed in float32 in matvec's order, so the result equals, bit
+/// for bit, matvec() on the widened W, from half the bytes. Introduced in chapter 07.
+/// @param x (B, in) the input rows
+/// @param B how many rows
+/// @param W (in, out) the weights' binary16 bits
+/// @param bias (out), or null for none
+/// @param in the input width
+/// @param out the output width
+/// @param y (B, out) the result, overwritten
+/// @param partial scratch of B x out floats (the second half's sums)
+void matvec_f16(const float* x, size_t B, const uint16_t* W, const float* bias, size_t in, size_t out, float* y,
+                float* partial);
+
+/// matvec_transposed() over a row-major M (rows, n) of binary16 bits (the tied lm_head over an
+/// f16 wte), each widened in registers and summed in matvec_transposed's order: the same bits as
+/// matvec_transposed() on the widened M. Introduced in chapter 07.
+void matvec_transposed_f16(const float* x, size_t B, const uint16_t* M, size_t rows, size_t n, float* y);
+
+/// n binary16 values widened to float32 into `out` (exact: every binary16 value is a float32
+/// one): an embedding row, or a whole matrix for prefill's GEMM. Introduced in chapter 07.
+void widen_halves(const uint16_t* h, size_t n, float* out);
 
 /// y (T, out) = x (T, in) W (in, out) + bias through the BLAS's sgemm (prefill, batches), each of
 /// num_threads() threads on its own block of columns. Introduced in chapter 07.

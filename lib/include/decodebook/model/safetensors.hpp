@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -64,6 +65,10 @@ public:
     void read(const TensorEntry& entry, float* out, uint64_t first, uint64_t n);
     /// One tensor as a new float32 array of its shape (see read()).
     WeightArray read(const TensorEntry& entry);
+    /// Elements [first, first + n) of one tensor as binary16 bits into `out` (n values): F16 as
+    /// stored, F32 and BF16 rounded to the nearest binary16 (ties to even). Introduced in chapter 07.
+    /// @throws Error as read() does, and when a value is beyond binary16's range (tensor and element named).
+    void read_halves(const TensorEntry& entry, uint16_t* out, uint64_t first, uint64_t n);
 
 private:
     std::string path_;
@@ -90,6 +95,24 @@ TensorMap load_safetensors(const std::string& path);
 /// Introduced in chapter 00.
 /// @throws Error naming the tensor and the problem.
 TensorMap load_gpt2_tensors(const std::string& path, const ModelConfig& config);
+
+/// A GPT-2 checkpoint read for the model: the matrices decode streams (TensorSpec::held, wte and
+/// each block's four) in one dtype, every other tensor in float32. Introduced in chapter 07.
+struct Gpt2Weights {
+    /// Every tensor not in `matrices`, float32, by schema name (all of them when dtype is F32).
+    TensorMap tensors;
+    /// The held matrices in binary16 (dtype F16), by schema name; empty when dtype is F32.
+    std::map<std::string, HalfVector> matrices;
+    WeightDtype dtype = WeightDtype::F32;  ///< how the held matrices are kept
+};
+
+/// load_gpt2_tensors() with the held matrices in `dtype`: F16 keeps an F16 checkpoint's bits as
+/// they are (one copy, never widened) and rounds F32 or BF16 values once, chunk by chunk, to the
+/// nearest binary16; F32 widens. Without a dtype, the checkpoint's own: F16 when every held
+/// matrix is stored F16, else F32 (F32 and BF16 load as f32). Introduced in chapter 07.
+/// @throws Error as load_gpt2_tensors does, and when an F32 value does not fit binary16.
+Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config,
+                              std::optional<WeightDtype> dtype = std::nullopt);
 
 /// Where the loaders note what they skip (one line each, e.g. "note: skipped tensor ..."):
 /// nullptr (the default) for nowhere; the programs' `--verbose` sets it to standard error.

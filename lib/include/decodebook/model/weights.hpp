@@ -11,6 +11,9 @@
 /// Smaller tensors, and every tensor in a sanitizer build (so that AddressSanitizer
 /// still checks them), come from `operator new`.
 #include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include <xtensor/xarray.hpp>
 #include <xtensor/xtensor.hpp>
@@ -53,5 +56,64 @@ using WeightArray = xt::xarray<float, xt::layout_type::row_major, WeightAllocato
 /// tensors move into the model without a copy. Introduced in chapter 00; its memory in chapter 07.
 template <size_t N>
 using WeightTensor = xt::xtensor<float, N, xt::layout_type::row_major, WeightAllocator<float>>;
+
+/// How the model holds its large matrices (the four of each block and wte): float32, or IEEE
+/// binary16 ("f16", "half") bits that decode's kernels widen in registers. GPT-2 checkpoints are
+/// often stored in f16; widening f16 to f32 is exact, so an f16 checkpoint held as f16 gives the
+/// same logits, bit for bit, as held as f32, from half the bytes. Introduced in chapter 07.
+enum class WeightDtype {
+    F32,  ///< 4 bytes per weight
+    F16,  ///< 2 bytes per weight: binary16 bits, widened exactly when read
+};
+
+/// "f32" or "f16" (the spelling of `--dtype`). Introduced in chapter 07.
+std::string to_string(WeightDtype dtype);
+
+/// `--dtype`'s value: "f32" or "f16". Introduced in chapter 07.
+/// @throws Error naming the value and the two that are accepted.
+WeightDtype parse_weight_dtype(const std::string& text);
+
+/// binary16 bits in the weights' memory. Introduced in chapter 07.
+using HalfVector = std::vector<uint16_t, WeightAllocator<uint16_t>>;
+
+/// One weight matrix (rows, cols), row-major, held in one dtype: float32 (a WeightTensor<2>) or
+/// binary16 bits (a HalfVector), never both: one copy of the weights. Introduced in chapter 07.
+class WeightMatrix {
+public:
+    WeightMatrix() = default;
+    /// Hold float32 values as they are. @param values (rows, cols)
+    explicit WeightMatrix(WeightTensor<2> values);
+    /// Hold binary16 bits (row-major, rows x cols of them).
+    /// @throws std::invalid_argument when bits.size() != rows * cols.
+    WeightMatrix(size_t rows, size_t cols, HalfVector bits);
+    /// Hold float32 values in `dtype`: as they are, or rounded once to the nearest binary16 (ties
+    /// to even). Introduced in chapter 07.
+    /// @param values (rows, cols)
+    /// @param dtype how to hold them
+    /// @param name the tensor's name, for the error
+    /// @throws Error when a value is beyond binary16's range (65504 rounds to infinity there) or
+    /// not finite, naming the tensor and the element.
+    static WeightMatrix hold(WeightTensor<2> values, WeightDtype dtype, const std::string& name);
+
+    WeightDtype dtype() const { return dtype_; }  ///< how the values are held
+    size_t rows() const { return rows_; }          ///< the first dimension
+    size_t cols() const { return cols_; }          ///< the second dimension
+    size_t size() const { return rows_ * cols_; }  ///< rows x cols
+    /// Bytes of memory the values take: 4 or 2 per weight.
+    uint64_t bytes() const { return uint64_t{size()} * (dtype_ == WeightDtype::F32 ? 4 : 2); }
+    /// The float32 values (rows, cols), or nullptr when held as F16.
+    const float* f32() const { return dtype_ == WeightDtype::F32 ? f32_.data() : nullptr; }
+    /// The binary16 bits (rows, cols), or nullptr when held as F32.
+    const uint16_t* f16() const { return dtype_ == WeightDtype::F16 ? f16_.data() : nullptr; }
+    /// Rows [r0, r0 + n) as float32 into `out` (n x cols floats): copied, or widened exactly.
+    /// @throws std::out_of_range when the rows are not all in the matrix.
+    void widen_rows(size_t r0, size_t n, float* out) const;
+
+private:
+    WeightDtype dtype_ = WeightDtype::F32;
+    size_t rows_ = 0, cols_ = 0;
+    WeightTensor<2> f32_;
+    HalfVector f16_;
+};
 
 }  // namespace decodebook
