@@ -588,13 +588,19 @@ def check_docs_programs(c: Checks) -> None:
 
 # The chapter pages re-read beside their binaries (issue 25): every number their prose states is
 # one the programs the page runs print. Another page joins this list once it has been re-read.
-NUMBER_PAGES = ("docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
+NUMBER_PAGES = ("docs/chapters/03-truncation.rst",
+                "docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
                 "docs/chapters/07-kv-cache.rst")
 
 # Numbers such a page may state although no program prints them, each with its reason: facts of a
 # format or of a published model, not of a run. Keep it short: a number of the run belongs in the
 # program's output.
 NUMBER_FACTS = {
+    "docs/chapters/03-truncation.rst": {
+        "40": "llama.cpp's default top_k, a fact of its code (common/common.h)",
+        "50": "Hugging Face's default top_k, a fact of its GenerationConfig",
+        "0.95": "llama.cpp's default top_p, a fact of its code (common/common.h)",
+    },
     "docs/chapters/06-stop-sequences.rst": {
         "10": "the quiz's made-up request (min_new_tokens 10), not a run",
     },
