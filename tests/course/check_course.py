@@ -588,7 +588,7 @@ def check_docs_programs(c: Checks) -> None:
 
 # The chapter pages re-read beside their binaries (issue 25): every number their prose states is
 # one the programs the page runs print. Another page joins this list once it has been re-read.
-NUMBER_PAGES = ("docs/chapters/03-truncation.rst",
+NUMBER_PAGES = ("docs/chapters/03-truncation.rst", "docs/chapters/04-penalties.rst",
                 "docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
                 "docs/chapters/07-kv-cache.rst")
 
@@ -600,6 +600,11 @@ NUMBER_FACTS = {
         "40": "llama.cpp's default top_k, a fact of its code (common/common.h)",
         "50": "Hugging Face's default top_k, a fact of its GenerationConfig",
         "0.95": "llama.cpp's default top_p, a fact of its code (common/common.h)",
+    },
+    "docs/chapters/04-penalties.rst": {
+        "64": "llama.cpp's default penalty_last_n, a fact of its code (common/common.h)",
+        "1.33": "the quiz's hand-worked -2 / 1.5 (the naive rule), not a run",
+        "1.7": "the quiz's hand-worked wrong answer 3.0 - 0.5 - 0.8, not a run",
     },
     "docs/chapters/06-stop-sequences.rst": {
         "10": "the quiz's made-up request (min_new_tokens 10), not a run",
