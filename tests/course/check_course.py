@@ -590,7 +590,7 @@ def check_docs_programs(c: Checks) -> None:
 # one the programs the page runs print. Another page joins this list once it has been re-read.
 NUMBER_PAGES = ("docs/chapters/03-truncation.rst", "docs/chapters/04-penalties.rst",
                 "docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
-                "docs/chapters/07-kv-cache.rst")
+                "docs/chapters/07-kv-cache.rst", "docs/chapters/08-speculative.rst")
 
 # Numbers such a page may state although no program prints them, each with its reason: facts of a
 # format or of a published model, not of a run. Keep it short: a number of the run belongs in the
@@ -608,6 +608,10 @@ NUMBER_FACTS = {
     },
     "docs/chapters/06-stop-sequences.rst": {
         "10": "the quiz's made-up request (min_new_tokens 10), not a run",
+    },
+    "docs/chapters/08-speculative.rst": {
+        "500": "GPT-2 124M's float32 weights, 494,616,576 bytes: a fact of its shape (model/roofline.hpp)",
+        "20": "Hugging Face's default num_assistant_tokens, a fact of its GenerationConfig",
     },
     "docs/chapters/07-kv-cache.rst": {
         "512": "2 MiB over 4 KiB, the two page sizes' ratio",
