@@ -590,7 +590,8 @@ def check_docs_programs(c: Checks) -> None:
 # one the programs the page runs print. Another page joins this list once it has been re-read.
 NUMBER_PAGES = ("docs/chapters/03-truncation.rst", "docs/chapters/04-penalties.rst",
                 "docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
-                "docs/chapters/07-kv-cache.rst", "docs/chapters/08-speculative.rst")
+                "docs/chapters/07-kv-cache.rst", "docs/chapters/08-speculative.rst",
+                "docs/chapters/09-constrained.rst")
 
 # Numbers such a page may state although no program prints them, each with its reason: facts of a
 # format or of a published model, not of a run. Keep it short: a number of the run belongs in the
@@ -612,6 +613,11 @@ NUMBER_FACTS = {
     "docs/chapters/08-speculative.rst": {
         "500": "GPT-2 124M's float32 weights, 494,616,576 bytes: a fact of its shape (model/roofline.hpp)",
         "20": "Hugging Face's default num_assistant_tokens, a fact of its GenerationConfig",
+    },
+    "docs/chapters/09-constrained.rst": {
+        "16": "llama.cpp users' tokens/s without a grammar, reported in llama.cpp issue #3980",
+        "10": "the same report's tokens/s with a grammar (llama.cpp issue #3980), not a run",
+        "50": "llguidance's published mask time per token (docs/optimizations.md), not a run",
     },
     "docs/chapters/07-kv-cache.rst": {
         "512": "2 MiB over 4 KiB, the two page sizes' ratio",
