@@ -591,7 +591,7 @@ def check_docs_programs(c: Checks) -> None:
 NUMBER_PAGES = ("docs/chapters/03-truncation.rst", "docs/chapters/04-penalties.rst",
                 "docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
                 "docs/chapters/07-kv-cache.rst", "docs/chapters/08-speculative.rst",
-                "docs/chapters/09-constrained.rst")
+                "docs/chapters/09-constrained.rst", "docs/chapters/10-other-samplers.rst")
 
 # Numbers such a page may state although no program prints them, each with its reason: facts of a
 # format or of a published model, not of a run. Keep it short: a number of the run belongs in the
@@ -618,6 +618,9 @@ NUMBER_FACTS = {
         "16": "llama.cpp users' tokens/s without a grammar, reported in llama.cpp issue #3980",
         "10": "the same report's tokens/s with a grammar (llama.cpp issue #3980), not a run",
         "50": "llguidance's published mask time per token (docs/optimizations.md), not a run",
+    },
+    "docs/chapters/10-other-samplers.rst": {
+        "100": "mirostat 1's m, the top probabilities its Zipf fit reads: llama.cpp's constant (decoding/sampler.cpp uses it)",
     },
     "docs/chapters/07-kv-cache.rst": {
         "512": "2 MiB over 4 KiB, the two page sizes' ratio",
