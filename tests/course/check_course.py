@@ -610,6 +610,11 @@ NUMBER_FACTS = {
     "docs/chapters/06-stop-sequences.rst": {
         "10": "the quiz's made-up request (min_new_tokens 10), not a run",
     },
+    "docs/chapters/07-kv-cache.rst": {
+        "512": "2 MiB over 4 KiB, the two page sizes' ratio",
+        "1,600": "GPT-2 XL's width, a fact of its published config (exercise 07.4's tests use it)",
+        "48": "GPT-2 XL's layers, a fact of its published config (exercise 07.4's tests use it)",
+    },
     "docs/chapters/08-speculative.rst": {
         "500": "GPT-2 124M's float32 weights, 494,616,576 bytes: a fact of its shape (model/roofline.hpp)",
         "20": "Hugging Face's default num_assistant_tokens, a fact of its GenerationConfig",
@@ -621,11 +626,6 @@ NUMBER_FACTS = {
     },
     "docs/chapters/10-other-samplers.rst": {
         "100": "mirostat 1's m, the top probabilities its Zipf fit reads: llama.cpp's constant (decoding/sampler.cpp uses it)",
-    },
-    "docs/chapters/07-kv-cache.rst": {
-        "512": "2 MiB over 4 KiB, the two page sizes' ratio",
-        "1,600": "GPT-2 XL's width, a fact of its published config (exercise 07.4's tests use it)",
-        "48": "GPT-2 XL's layers, a fact of its published config (exercise 07.4's tests use it)",
     },
 }
 
