@@ -16,6 +16,7 @@
 // SpeculativeStats, generate_speculative, expected_tokens_per_round, predicted_speedup; the knobs
 // num_assistant_tokens, num_assistant_tokens_schedule, prompt_lookup_num_tokens,
 // max_matching_ngram_size, prompt_lookup_min (generation_config.hpp); --assistant-model (cli.hpp).
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -26,9 +27,19 @@
 #include "decodebook/course/cli.hpp"
 #include "decodebook/course/csv.hpp"
 #include "decodebook/course/model_dir.hpp"
+#include "decodebook/course/terminal.hpp"
 
 using namespace decodebook;
 using namespace chapter08;
+
+// The weights of a GPT-2 of this shape (V vocabulary, P positions, C wide, L layers): the token and
+// position tables (V + P) C, ln_f 2C, and per block 12 C^2 + 13 C (as gpt2_decode_bytes counts them,
+// with the whole position table): what the page's "2.2 million against 445,056" is.
+static uint64_t parameter_count(const ModelConfig& c) {
+    const uint64_t C = static_cast<uint64_t>(c.n_embd);
+    return (static_cast<uint64_t>(c.vocab_size) + static_cast<uint64_t>(c.n_positions)) * C + 2 * C +
+           static_cast<uint64_t>(c.n_layer) * (12 * C * C + 13 * C);
+}
 
 int main(int argc, char** argv) {
     ProgramInfo info = sampling_chapter("chapter-08", "Speculative decoding: draft, verify in one call, keep a prefix.",
@@ -53,9 +64,12 @@ int main(int argc, char** argv) {
         const Speculation session{std::move(target), std::move(*draft)};
         CsvRows csv;
         const ModelConfig &t = session.model.config(), &d = session.draft.config();
-        std::printf("Target: %s, %d layers x %d wide. Draft: %s, %d layers x %d wide, the same tokenizer.\n",
-                    display_model_dir(opt.model_dir).c_str(), t.n_layer, t.n_embd,
-                    display_model_dir(opt.assistant_model_dir).c_str(), d.n_layer, d.n_embd);
+        std::printf("Target: %s, %d layers x %d wide, %s parameters (%.1f MB in float32).\n"
+                    "Draft: %s, %d layers x %d wide, %s parameters. The same tokenizer: %s tokens.\n",
+                    display_model_dir(opt.model_dir).c_str(), t.n_layer, t.n_embd, with_commas(parameter_count(t)).c_str(),
+                    static_cast<double>(parameter_count(t)) * 4 / 1e6, display_model_dir(opt.assistant_model_dir).c_str(),
+                    d.n_layer, d.n_embd, with_commas(parameter_count(d)).c_str(),
+                    with_commas(static_cast<uint64_t>(t.vocab_size)).c_str());
 
         std::printf("\n== 1. One round at a time (greedy, k = 4 drafts) ==\n");
         one_round_at_a_time(session, 4, 2);

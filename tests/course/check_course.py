@@ -588,13 +588,25 @@ def check_docs_programs(c: Checks) -> None:
 
 # The chapter pages re-read beside their binaries (issue 25): every number their prose states is
 # one the programs the page runs print. Another page joins this list once it has been re-read.
-NUMBER_PAGES = ("docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
-                "docs/chapters/07-kv-cache.rst")
+NUMBER_PAGES = ("docs/chapters/03-truncation.rst", "docs/chapters/04-penalties.rst",
+                "docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
+                "docs/chapters/07-kv-cache.rst", "docs/chapters/08-speculative.rst",
+                "docs/chapters/09-constrained.rst", "docs/chapters/10-other-samplers.rst")
 
 # Numbers such a page may state although no program prints them, each with its reason: facts of a
 # format or of a published model, not of a run. Keep it short: a number of the run belongs in the
 # program's output.
 NUMBER_FACTS = {
+    "docs/chapters/03-truncation.rst": {
+        "40": "llama.cpp's default top_k, a fact of its code (common/common.h)",
+        "50": "Hugging Face's default top_k, a fact of its GenerationConfig",
+        "0.95": "llama.cpp's default top_p, a fact of its code (common/common.h)",
+    },
+    "docs/chapters/04-penalties.rst": {
+        "64": "llama.cpp's default penalty_last_n, a fact of its code (common/common.h)",
+        "1.33": "the quiz's hand-worked -2 / 1.5 (the naive rule), not a run",
+        "1.7": "the quiz's hand-worked wrong answer 3.0 - 0.5 - 0.8, not a run",
+    },
     "docs/chapters/06-stop-sequences.rst": {
         "10": "the quiz's made-up request (min_new_tokens 10), not a run",
     },
@@ -602,6 +614,18 @@ NUMBER_FACTS = {
         "512": "2 MiB over 4 KiB, the two page sizes' ratio",
         "1,600": "GPT-2 XL's width, a fact of its published config (exercise 07.4's tests use it)",
         "48": "GPT-2 XL's layers, a fact of its published config (exercise 07.4's tests use it)",
+    },
+    "docs/chapters/08-speculative.rst": {
+        "500": "GPT-2 124M's float32 weights, 494,616,576 bytes: a fact of its shape (model/roofline.hpp)",
+        "20": "Hugging Face's default num_assistant_tokens, a fact of its GenerationConfig",
+    },
+    "docs/chapters/09-constrained.rst": {
+        "16": "llama.cpp users' tokens/s without a grammar, reported in llama.cpp issue #3980",
+        "10": "the same report's tokens/s with a grammar (llama.cpp issue #3980), not a run",
+        "50": "llguidance's published mask time per token (docs/optimizations.md), not a run",
+    },
+    "docs/chapters/10-other-samplers.rst": {
+        "100": "mirostat 1's m, the top probabilities its Zipf fit reads: llama.cpp's constant (decoding/sampler.cpp uses it)",
     },
 }
 
