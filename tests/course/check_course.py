@@ -38,7 +38,7 @@
 10. The `docs` target (docs/CMakeLists.txt) depends on every program a page's command-output or
    a plot's chapter_csv runs, so the README's site command works in a fresh build folder.
 11. Every number of 10 or more, or with a decimal point, in the prose of a re-read chapter page
-   (NUMBER_PAGES: its paragraphs, lists and quiz, not its code, output or math) is printed by a
+   (NUMBER_PAGES: every chapter page; its paragraphs, lists and quiz, not its code, output or math) is printed by a
    program the page runs (run here from the build folder), or is a fact listed with its reason in
    NUMBER_FACTS: a page cannot state a figure its binary does not print (issue 25).
 Prints "course checks: N passed, M failed" and exits 1 if anything failed.
@@ -588,7 +588,8 @@ def check_docs_programs(c: Checks) -> None:
 
 # The chapter pages re-read beside their binaries (issue 25): every number their prose states is
 # one the programs the page runs print. Another page joins this list once it has been re-read.
-NUMBER_PAGES = ("docs/chapters/03-truncation.rst", "docs/chapters/04-penalties.rst",
+NUMBER_PAGES = ("docs/chapters/00-naive-loop.rst", "docs/chapters/01-greedy.rst",
+                "docs/chapters/02-temperature.rst", "docs/chapters/03-truncation.rst", "docs/chapters/04-penalties.rst",
                 "docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
                 "docs/chapters/07-kv-cache.rst", "docs/chapters/08-speculative.rst",
                 "docs/chapters/09-constrained.rst", "docs/chapters/10-other-samplers.rst")
@@ -597,6 +598,14 @@ NUMBER_PAGES = ("docs/chapters/03-truncation.rst", "docs/chapters/04-penalties.r
 # format or of a published model, not of a run. Keep it short: a number of the run belongs in the
 # program's output.
 NUMBER_FACTS = {
+    "docs/chapters/01-greedy.rst": {
+        "3.0": "the quiz's made-up logits, where ids 1 and 2 tie",
+    },
+    "docs/chapters/02-temperature.rst": {
+        "20": "how many tokens the plot follows (chapter-02 --csv writes them), a choice of the plot",
+        "53": "a double's significand, a fact of the format (the coin's bits)",
+        "89": "exp(89) overflows float32 (its largest value is about exp(88.72)), a fact of the format",
+    },
     "docs/chapters/03-truncation.rst": {
         "40": "llama.cpp's default top_k, a fact of its code (common/common.h)",
         "50": "Hugging Face's default top_k, a fact of its GenerationConfig",
