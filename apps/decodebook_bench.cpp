@@ -118,39 +118,39 @@ double decode_seconds_per_token(const Gpt2& model, int new_tokens, int repeats) 
 
 // The read rates of decode's three kernels, in bytes per second, on the model's shapes (random
 // values make no difference to a kernel's speed): the blocks' matvec over 4 layers' four matrices
-// (C x 3C, C x C, C x 4C, 4C x C: more than the caches hold, so each pass reads memory as a decode
-// step does), the lm_head's matvec_transposed over wte (V x C), and attention (attend_rows) of one
+// (held (out, in): 3C x C, C x C, 4C x C, C x 4C: more than the caches hold, so each pass reads
+// memory as a decode step does), the lm_head's matvec over wte (V x C), and attention (attend_rows) of one
 // query over 1024 cached positions in each of 12 layers' keys and values (75 MB). Best of `repeats`
 // passes each, on num_threads() threads and the kernel target in use.
 struct KernelRates {
     double matvec = 0, lm_head = 0, attention = 0;
 };
 
-// With dtype F16 the weights are binary16 (matvec_f16, matvec_transposed_f16): bytes read count 2 a weight.
+// With dtype F16 the weights are binary16 (matvec_f16): bytes read count 2 a weight.
 KernelRates kernel_read_rates(const ModelConfig& mc, WeightDtype dtype, int repeats) {
     const size_t C = static_cast<size_t>(mc.n_embd), V = static_cast<size_t>(mc.vocab_size), layers = 4;
     const size_t positions = 1024, cache_layers = 12, H = static_cast<size_t>(mc.n_head);
-    const std::pair<size_t, size_t> shapes[] = {{C, 3 * C}, {C, C}, {C, 4 * C}, {4 * C, C}};  // (in, out)
+    const std::pair<size_t, size_t> shapes[] = {{3 * C, C}, {C, C}, {4 * C, C}, {C, 4 * C}};  // (out, in)
     const bool f16 = dtype == WeightDtype::F16;
     const size_t width = f16 ? 2 : 4, block_weights = layers * 12 * C * C;
     std::vector<float, WeightAllocator<float>> blocks(f16 ? 0 : block_weights, 0.01f), wte(f16 ? 0 : V * C, 0.01f),
         kv(cache_layers * 2 * positions * C, 0.01f);
     HalfVector blocks16(f16 ? block_weights : 0, 0x211f), wte16(f16 ? V * C : 0, 0x211f);  // 0x211f: about 0.01
-    std::vector<float> x(4 * C, 0.5f), y(std::max(4 * C, V)), partial(4 * C), scores(H * positions), out(C);
+    std::vector<float> x(4 * C, 0.5f), y(std::max(4 * C, V)), scores(H * positions), out(C);
     KernelRates best;
     for (int r = 0; r < repeats; ++r) {
         auto start = Clock::now();
         size_t at = 0;
         for (size_t l = 0; l < layers; ++l)
-            for (const auto& [in, out_width] : shapes) {
-                if (f16) matvec_f16(x.data(), 1, blocks16.data() + at, nullptr, in, out_width, y.data(), partial.data());
-                else matvec(x.data(), 1, blocks.data() + at, nullptr, in, out_width, y.data(), partial.data());
+            for (const auto& [out_width, in] : shapes) {
+                if (f16) matvec_f16(x.data(), 1, blocks16.data() + at, nullptr, out_width, in, y.data());
+                else matvec(x.data(), 1, blocks.data() + at, nullptr, out_width, in, y.data());
                 at += in * out_width;
             }
         best.matvec = std::max(best.matvec, static_cast<double>(block_weights * width) / seconds_since(start));
         start = Clock::now();
-        if (f16) matvec_transposed_f16(x.data(), 1, wte16.data(), V, C, y.data());
-        else matvec_transposed(x.data(), 1, wte.data(), V, C, y.data());
+        if (f16) matvec_f16(x.data(), 1, wte16.data(), nullptr, V, C, y.data());
+        else matvec(x.data(), 1, wte.data(), nullptr, V, C, y.data());
         best.lm_head = std::max(best.lm_head, static_cast<double>(V * C * width) / seconds_since(start));
         start = Clock::now();
         for (size_t l = 0; l < cache_layers; ++l) {

@@ -57,6 +57,15 @@ struct Threads {
     Threads& operator=(const Threads&) = delete;
 };
 
+/// One kernel target (set_kernel_target) for a scope; the best one again when it ends (even on
+/// failure), so tests and the bench run every target this processor runs.
+struct KernelTarget {
+    explicit KernelTarget(const std::string& name) { decodebook::set_kernel_target(name); }
+    ~KernelTarget() { decodebook::set_kernel_target(decodebook::kernel_targets_supported().front()); }
+    KernelTarget(const KernelTarget&) = delete;
+    KernelTarget& operator=(const KernelTarget&) = delete;
+};
+
 /// A byte string as C source ("ab\x0A"), so a failing case can be pasted into a test.
 std::string c_literal(std::string_view bytes);
 

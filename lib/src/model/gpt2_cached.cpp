@@ -36,8 +36,8 @@ void check_row(const KvCache& cache, size_t row) {
     }
 }
 
-// y (T, out) = x (T, in) W (in, out) + bias by the BLAS's GEMM; W held in f16 is widened first into
-// `scratch` (in x out floats, grown once), exactly, so the product gives the same bits.
+// y (T, out) = x (T, in) W^T + bias, W held (out, in), by the BLAS's GEMM; W held in f16 is widened
+// first into `scratch` (out x in floats, grown once), exactly, so the product gives the same bits.
 void gemm_any(const float* x, size_t T, const WeightMatrix& w, const float* bias, float* y,
               std::vector<float>& scratch) {
     const float* W = w.f32();
@@ -49,16 +49,11 @@ void gemm_any(const float* x, size_t T, const WeightMatrix& w, const float* bias
     gemm(x, T, W, bias, w.rows(), w.cols(), y);
 }
 
-// y (B, out) = x (B, in) W (in, out) + bias by the streaming matvec, over W's own dtype.
-void matvec_any(const float* x, size_t B, const WeightMatrix& w, const float* bias, float* y, float* partial) {
-    if (w.dtype() == WeightDtype::F16) matvec_f16(x, B, w.f16(), bias, w.rows(), w.cols(), y, partial);
-    else matvec(x, B, w.f32(), bias, w.rows(), w.cols(), y, partial);
-}
-
-// logits (B, V) = x (B, C) wte^T, the tied lm_head, over wte's own dtype.
-void lm_head(const float* x, size_t B, const WeightMatrix& wte, float* logits) {
-    if (wte.dtype() == WeightDtype::F16) matvec_transposed_f16(x, B, wte.f16(), wte.rows(), wte.cols(), logits);
-    else matvec_transposed(x, B, wte.f32(), wte.rows(), wte.cols(), logits);
+// y (B, out) = x (B, in) W^T + bias, W held (out, in), by the streaming matvec, over W's own dtype.
+// The tied lm_head is the same product over wte (V, C) with no bias.
+void matvec_any(const float* x, size_t B, const WeightMatrix& w, const float* bias, float* y) {
+    if (w.dtype() == WeightDtype::F16) matvec_f16(x, B, w.f16(), bias, w.rows(), w.cols(), y);
+    else matvec(x, B, w.f32(), bias, w.rows(), w.cols(), y);
 }
 
 }  // namespace
@@ -121,7 +116,7 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache,
     const size_t Vn = static_cast<size_t>(config_.vocab_size);
     layer_norm_rows(x.data() + (T - 1) * C, 1, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn.data());
     xt::xtensor<float, 1> logits = xt::xtensor<float, 1>::from_shape({Vn});
-    lm_head(xn.data(), 1, wte_, logits.data());
+    matvec_any(xn.data(), 1, wte_, nullptr, logits.data());  // the tied lm_head
     return logits;
 }
 // [/ch07:prefill]
@@ -158,7 +153,7 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
     const auto product = [&](const float* in_rows, const WeightMatrix& w, const WeightTensor<1>& bias,
                              float* out_rows) {
         if (use_gemm) gemm_any(in_rows, B, w, bias.data(), out_rows, widened_for_gemm());
-        else matvec_any(in_rows, B, w, bias.data(), out_rows, s.partial.data());
+        else matvec_any(in_rows, B, w, bias.data(), out_rows);
     };
     // x = token embedding + position embedding of each token's position   (B, C)
     for (size_t i = 0; i < B; ++i) {
@@ -197,7 +192,7 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
     for (size_t i = 0; i < B; ++i) cache.set_length(rows[i], s.positions[i] + 1);  // in order: the last occurrence wins
     // ln_f, then the tied lm_head: logits (B, V) = ln_f(x) wte^T
     layer_norm_rows(x, B, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn);
-    lm_head(xn, B, wte_, s.logits.data());
+    matvec_any(xn, B, wte_, nullptr, s.logits.data());  // the tied lm_head
 }
 // [/ch07:decode]
 

@@ -57,8 +57,10 @@ auto as_f32(const WeightMatrix& w, std::vector<float>& scratch) {
 }
 
 // y = x W + b for every row of x.   x: (T, in), W: (in, out), b: (out) -> (T, out)
+// The model holds W transposed, (out, in) (chapter 07 reads each output's weights as one row), so
+// the product is x times the transpose of what it holds.
 Matrix linear(const Matrix& x, const WeightMatrix& w, const Gains& b, std::vector<float>& scratch) {
-    Matrix y = xt::linalg::dot(x, as_f32(w, scratch));
+    Matrix y = xt::linalg::dot(x, xt::transpose(as_f32(w, scratch)));
     const size_t rows = y.shape(0), cols = y.shape(1);
     float* py = y.data();
     for (size_t t = 0; t < rows; ++t)
@@ -190,21 +192,24 @@ Gpt2 Gpt2::build(const ModelConfig& c, Gpt2Weights& w) {
         ++next;
         return WeightMatrix(s.shape[0], s.shape[1], std::move(it->second));
     };
+    // a block's matrix, stored (in, out) as Hugging Face's Conv1D, held (out, in): each output's
+    // weights one contiguous row, the dot products decode reads fastest (chapter 07, issue 24)
+    const auto held_linear = [&] { return held().transposed(); };
     m.wte_ = held();
     m.wpe_ = matrix();
     for (int i = 0; i < c.n_layer; ++i) {
         BlockWeights b;
         b.ln_1_g = vector();
         b.ln_1_b = vector();
-        b.c_attn_w = held();
+        b.c_attn_w = held_linear();
         b.c_attn_b = vector();
-        b.attn_proj_w = held();
+        b.attn_proj_w = held_linear();
         b.attn_proj_b = vector();
         b.ln_2_g = vector();
         b.ln_2_b = vector();
-        b.c_fc_w = held();
+        b.c_fc_w = held_linear();
         b.c_fc_b = vector();
-        b.mlp_proj_w = held();
+        b.mlp_proj_w = held_linear();
         b.mlp_proj_b = vector();
         m.blocks_.push_back(std::move(b));
     }

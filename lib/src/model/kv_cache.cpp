@@ -93,7 +93,6 @@ KvCache::KvCache(const ModelConfig& config, size_t rows, size_t capacity, size_t
     scratch_.att = xt::zeros<float>({B, C});
     scratch_.proj = xt::zeros<float>({B, C});
     scratch_.hidden = xt::zeros<float>({B, 4 * C});
-    scratch_.partial = xt::zeros<float>({B, 4 * C});
     scratch_.scores = xt::zeros<float>({B * static_cast<size_t>(config.n_head), capacity});
     scratch_.keys.assign(B, nullptr);
     scratch_.values.assign(B, nullptr);

@@ -3,6 +3,7 @@
 
 #include <sys/mman.h>  // 2 MiB aligned mappings with huge pages
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -81,6 +82,29 @@ WeightMatrix WeightMatrix::hold(WeightTensor<2> values, WeightDtype dtype, const
     return WeightMatrix(rows, cols, std::move(bits));
 }
 // [/ch07:round-to-f16]
+
+namespace {
+// out (cols, rows) = in (rows, cols)^T, in tiles of 32 x 32 so both sides stay in cache.
+template <class T>
+void transpose_into(const T* in, size_t rows, size_t cols, T* out) {
+    constexpr size_t kTile = 32;
+    for (size_t i0 = 0; i0 < rows; i0 += kTile)
+        for (size_t j0 = 0; j0 < cols; j0 += kTile)
+            for (size_t i = i0; i < std::min(rows, i0 + kTile); ++i)
+                for (size_t j = j0; j < std::min(cols, j0 + kTile); ++j) out[j * rows + i] = in[i * cols + j];
+}
+}  // namespace
+
+WeightMatrix WeightMatrix::transposed() const {
+    if (dtype_ == WeightDtype::F16) {
+        HalfVector bits(f16_.size());
+        transpose_into(f16_.data(), rows_, cols_, bits.data());
+        return WeightMatrix(cols_, rows_, std::move(bits));
+    }
+    WeightTensor<2> values = WeightTensor<2>::from_shape({cols_, rows_});
+    transpose_into(f32_.data(), rows_, cols_, values.data());
+    return WeightMatrix(std::move(values));
+}
 
 void WeightMatrix::widen_rows(size_t r0, size_t n, float* out) const {
     if (r0 > rows_ || n > rows_ - r0) throw std::out_of_range("WeightMatrix::widen_rows past the matrix");

@@ -52,20 +52,22 @@ struct TensorSpec {
 /// Introduced in chapter 00.
 std::vector<TensorSpec> gpt2_tensor_schema(const ModelConfig& config);
 
-/// One transformer block's weights. Matrices are in HF Conv1D orientation (in, out): y = x W + b,
-/// held in the model's WeightDtype (chapter 07); biases and gains are float32.
+/// One transformer block's weights. The checkpoint stores each matrix in HF Conv1D orientation
+/// (in, out), y = x W + b; the model holds it transposed, (out, in) as nn.Linear and llama.cpp do,
+/// so y = x W^T + b and each output's weights are one contiguous row (chapter 07's decode reads
+/// them as dot products), in the model's WeightDtype (chapter 07); biases and gains are float32.
 struct BlockWeights {
     /// (C) LayerNorm before attention: gain
     WeightTensor<1> ln_1_g, ln_1_b;          ///< (C) LayerNorm before attention: bias
-    WeightMatrix c_attn_w;                   ///< (C, 3C) fused query, key, value projection
+    WeightMatrix c_attn_w;                   ///< (3C, C) fused query, key, value projection
     WeightTensor<1> c_attn_b;                ///< (3C)
     WeightMatrix attn_proj_w;                ///< (C, C) attention output projection
     WeightTensor<1> attn_proj_b;             ///< (C)
     /// (C) LayerNorm before the MLP: gain
     WeightTensor<1> ln_2_g, ln_2_b;          ///< (C) LayerNorm before the MLP: bias
-    WeightMatrix c_fc_w;                     ///< (C, 4C) MLP up projection
+    WeightMatrix c_fc_w;                     ///< (4C, C) MLP up projection
     WeightTensor<1> c_fc_b;                  ///< (4C)
-    WeightMatrix mlp_proj_w;                 ///< (4C, C) MLP down projection
+    WeightMatrix mlp_proj_w;                 ///< (C, 4C) MLP down projection
     WeightTensor<1> mlp_proj_b;              ///< (C)
 };
 

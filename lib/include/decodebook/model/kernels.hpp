@@ -5,7 +5,7 @@
 ///
 /// Decoding one token reads every weight once and does two flops with each: its speed is set by
 /// memory bandwidth, not arithmetic. So the decode path uses its own matrix-vector product, which
-/// streams each weight matrix once for all rows of a batch (compiled for AVX-512, for AVX2+FMA and
+/// streams each weight matrix (held (out, in)) once for all rows of a batch (compiled for AVX-512, for AVX2+FMA and
 /// for plain x86-64, and picked when the program starts), while the prompt's prefill, where each
 /// weight is used by every prompt token, goes to the BLAS's matrix-matrix product (GEMM).
 #include <cstddef>
@@ -26,54 +26,45 @@ void set_num_threads(int n);
 /// The number set by set_num_threads (1 unless changed). Introduced in chapter 07.
 int num_threads();
 
-/// y (B, out) = x (B, in) W (in, out) + bias (out), rows of x and y contiguous; W in HF Conv1D
-/// orientation, streamed once for all B rows. W's rows are summed in two fixed halves, the second
-/// into `partial`, then added: two threads each stream one contiguous half (faster than both
-/// reading every row), and each row's sums run in the same order whatever B and the thread count
-/// are, so a row gets the same bits alone, inside a batch and on any number of threads.
+/// y (B, out) = x (B, in) W^T + bias (out) for W held (out, in), row-major: output j is the dot
+/// product of row j of W with x, plus bias[j]. Decode's product, for the blocks' four matrices
+/// (held so since issue 24: Hugging Face's GPT-2 stores Conv1D's (in, out), the loader turns it
+/// once; PyTorch's nn.Linear and llama.cpp hold (out, in)) and the tied lm_head (wte, (V, C)).
+/// W is streamed once for all B rows, two of its rows side by side (two memory streams); threads
+/// share the outputs. Every output's sum runs in one order (sixteen partial sums, lane k adding
+/// the products i = k, k + 16, ...; their total in lane order; the last in % 16 products; the
+/// bias), so a row gets the same bits alone, inside a batch and on any number of threads.
 /// Introduced in chapter 07.
 /// @param x (B, in) the input rows
 /// @param B how many rows
-/// @param W (in, out) the weights
+/// @param W (out, in) the weights
 /// @param bias (out), or null for none
-/// @param in the input width
-/// @param out the output width
+/// @param out the output width (W's rows)
+/// @param in the input width (W's columns)
 /// @param y (B, out) the result, overwritten
-/// @param partial scratch of B x out floats (the second half's sums)
-void matvec(const float* x, size_t B, const float* W, const float* bias, size_t in, size_t out, float* y,
-            float* partial);
+void matvec(const float* x, size_t B, const float* W, const float* bias, size_t out, size_t in, float* y);
 
-/// y (B, rows) = x (B, n) M^T for a row-major M (rows, n): the tied lm_head (M = wte), one dot
-/// product per vocabulary entry, streamed once for all B rows. Introduced in chapter 07.
-void matvec_transposed(const float* x, size_t B, const float* M, size_t rows, size_t n, float* y);
-
-/// matvec() over weights held in f16 (WeightDtype::F16): W is (in, out) IEEE binary16 bits,
+/// matvec() over weights held in f16 (WeightDtype::F16): W is (out, in) IEEE binary16 bits,
 /// each widened to float32 in registers (F16C's vcvtph2ps on x86-64-v3 and v4, an exact integer
 /// widening on plain x86-64) and summed in float32 in matvec's order, so the result equals, bit
 /// for bit, matvec() on the widened W, from half the bytes. Introduced in chapter 07.
 /// @param x (B, in) the input rows
 /// @param B how many rows
-/// @param W (in, out) the weights' binary16 bits
+/// @param W (out, in) the weights' binary16 bits
 /// @param bias (out), or null for none
-/// @param in the input width
-/// @param out the output width
+/// @param out the output width (W's rows)
+/// @param in the input width (W's columns)
 /// @param y (B, out) the result, overwritten
-/// @param partial scratch of B x out floats (the second half's sums)
-void matvec_f16(const float* x, size_t B, const uint16_t* W, const float* bias, size_t in, size_t out, float* y,
-                float* partial);
-
-/// matvec_transposed() over a row-major M (rows, n) of binary16 bits (the tied lm_head over an
-/// f16 wte), each widened in registers and summed in matvec_transposed's order: the same bits as
-/// matvec_transposed() on the widened M. Introduced in chapter 07.
-void matvec_transposed_f16(const float* x, size_t B, const uint16_t* M, size_t rows, size_t n, float* y);
+void matvec_f16(const float* x, size_t B, const uint16_t* W, const float* bias, size_t out, size_t in, float* y);
 
 /// n binary16 values widened to float32 into `out` (exact: every binary16 value is a float32
 /// one): an embedding row, or a whole matrix for prefill's GEMM. Introduced in chapter 07.
 void widen_halves(const uint16_t* h, size_t n, float* out);
 
-/// y (T, out) = x (T, in) W (in, out) + bias through the BLAS's sgemm (prefill, batches), each of
-/// num_threads() threads on its own block of columns. Introduced in chapter 07.
-void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out, float* y);
+/// y (T, out) = x (T, in) W^T + bias for W held (out, in), through the BLAS's sgemm (prefill,
+/// batches; `CblasTrans`), each of num_threads() threads on its own block of outputs (rows of W).
+/// Introduced in chapter 07.
+void gemm(const float* x, size_t T, const float* W, const float* bias, size_t out, size_t in, float* y);
 
 /// Attention of one query over `length` cached positions, head by head: for each head h,
 /// scores_s = q_h . k_s / sqrt(D), softmax over s < length, out_h = sum_s p_s v_s.

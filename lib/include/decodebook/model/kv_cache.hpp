@@ -97,7 +97,6 @@ private:
         xt::xtensor<float, 2> att;     // (B, C) attention output
         xt::xtensor<float, 2> proj;    // (B, C) a projection's output
         xt::xtensor<float, 2> hidden;  // (B, 4C) MLP hidden layer
-        xt::xtensor<float, 2> partial; // (B, 4C) matvec's second half of W's rows
         xt::xtensor<float, 2> scores;  // (B x n_head, capacity) attention scores, one row per head
         std::vector<const float*> keys, values;  // (B) each token's row's cached keys and values
         std::vector<size_t> positions;           // (B) where each token goes in its row

@@ -105,6 +105,10 @@ public:
     const float* f32() const { return dtype_ == WeightDtype::F32 ? f32_.data() : nullptr; }
     /// The binary16 bits (rows, cols), or nullptr when held as F32.
     const uint16_t* f16() const { return dtype_ == WeightDtype::F16 ? f16_.data() : nullptr; }
+    /// The same values held (cols, rows), in the same dtype: how the loader turns Hugging Face's
+    /// Conv1D matrices (in, out) into the (out, in) that decode's kernels read as dot products.
+    /// Introduced in chapter 07.
+    WeightMatrix transposed() const;
     /// Rows [r0, r0 + n) as float32 into `out` (n x cols floats): copied, or widened exactly.
     /// @throws std::out_of_range when the rows are not all in the matrix.
     void widen_rows(size_t r0, size_t n, float* out) const;

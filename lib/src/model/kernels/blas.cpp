@@ -24,7 +24,7 @@ namespace {
 // One table per target, best first. (Under clang, the fuzzing build, only the default.)
 #define DECODEBOOK_TABLE(NS, name, description)                                                     \
     KernelTable {                                                                                   \
-        name, description, &NS::matvec_columns, &NS::dot_rows, &NS::dot_rows_batch, &NS::head_scores, \
+        name, description, &NS::dots, &NS::head_scores, \
             &NS::weighted_sum, &NS::gelu_in_place, {&NS::sum_floats_1, &NS::sum_floats_2, &NS::sum_floats_4} \
     }
 const KernelTable kTables[] = {
@@ -109,13 +109,13 @@ std::string use_blas(const std::string& name) {
 
 int num_threads() { return g_threads; }
 
-// y[:, j0:j1] (T, j1 - j0) = x (T, in) W[:, j0:j1] (in, j1 - j0) + bias[j0:j1], on one BLAS thread
+// y[:, j0:j1] (T, j1 - j0) = x (T, in) W[j0:j1, :]^T + bias[j0:j1], W held (out, in), on one BLAS thread
 namespace {
-void gemm_columns(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out,
-                         size_t j0, size_t j1, float* y) {
+void gemm_columns(const float* x, size_t T, const float* W, const float* bias, size_t out, size_t in, size_t j0,
+                  size_t j1, float* y) {
     if (j1 <= j0) return;
     const auto n = [](size_t v) { return static_cast<int>(v); };
-    g_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n(T), n(j1 - j0), n(in), 1.0f, x, n(in), W + j0, n(out),
+    g_blas.sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n(T), n(j1 - j0), n(in), 1.0f, x, n(in), W + j0 * in, n(in),
                  0.0f, y + j0, n(out));
     if (!bias) return;
     for (size_t t = 0; t < T; ++t)
@@ -123,14 +123,14 @@ void gemm_columns(const float* x, size_t T, const float* W, const float* bias, s
 }
 }  // namespace
 
-void gemm(const float* x, size_t T, const float* W, const float* bias, size_t in, size_t out, float* y) {
-    // y (T, out) = x (T, in) W (in, out) + bias: each thread its own block of columns
+void gemm(const float* x, size_t T, const float* W, const float* bias, size_t out, size_t in, float* y) {
+    // y (T, out) = x (T, in) W^T + bias, W held (out, in): each thread its own block of outputs (rows of W)
     const int threads = g_threads;
-    if (threads == 1) return gemm_columns(x, T, W, bias, in, out, 0, out, y);
+    if (threads == 1) return gemm_columns(x, T, W, bias, out, in, 0, out, y);
 #pragma omp parallel num_threads(threads)
     {
         const auto [j0, j1] = chunk(out, omp_get_num_threads(), omp_get_thread_num());
-        gemm_columns(x, T, W, bias, in, out, j0, j1, y);
+        gemm_columns(x, T, W, bias, out, in, j0, j1, y);
     }
 }
 

@@ -125,6 +125,12 @@ struct Partials {
     inline __attribute__((always_inline)) void store(float* p) const {
         for (size_t k = 0; k < kParts; ++k) std::memcpy(p + k * kWidth, &part[k], sizeof(V));
     }
+    // Keep these values in registers: the next uses read them there (GCC otherwise folds the load
+    // into each use as a memory operand, one load per use: a batch's kernel then loads twice as
+    // much as it multiplies). An empty asm that "changes" each register; no instruction.
+    inline __attribute__((always_inline)) void pin() {
+        for (size_t k = 0; k < kParts; ++k) asm("" : "+v"(part[k]));
+    }
     // *this += a * b, lane by lane (a product, then a sum: no fused multiply-add)
     inline __attribute__((always_inline)) void add_product(const Partials& a, const Partials& b) {
         for (size_t k = 0; k < kParts; ++k) part[k] += a.part[k] * b.part[k];
@@ -142,14 +148,10 @@ struct Partials {
 struct KernelTable {
     const char* name;         // "x86-64-v4": what set_kernel_target takes
     const char* description;  // "x86-64-v4 (AVX-512)": what kernel_target() says
-    // y[b, j0:j1] += sum_{i0 <= i < i1} x[b, i] W[i, j0:j1]   x: (B, in), W: (in, out), y: (B, out)
-    void (*matvec_columns)(const float* x, size_t B, const float* W, size_t in, size_t out, size_t i0, size_t i1,
-                           size_t j0, size_t j1, float* y);
-    // y[b, r] = M[r, :] . x[b, :] for r in [r0, r1)   x: (B, n), M: (rows, n), y: (B, rows)
-    void (*dot_rows)(const float* x, size_t B, const float* M, size_t rows, size_t n, size_t r0, size_t r1,
-                     float* y);
-    void (*dot_rows_batch)(const float* x, size_t B, const float* M, size_t rows, size_t n, size_t r0, size_t r1,
-                           float* y);  // the same for B >= 2
+    // y[b, r] = M[r, :] . x[b, :] + bias[r] for r in [r0, r1): decode's matvec (kernels/dots.hpp)
+    //   x: (B, n), M: (rows, n) a weight matrix held (out, in), bias: (rows) or null, y: (B, rows)
+    void (*dots)(const float* x, size_t B, const float* M, const float* bias, size_t rows, size_t n, size_t r0,
+                 size_t r1, float* y);
     // scores[s] = q . k_s * scale for s < length, k_s at keys + s * stride   q: (D)
     void (*head_scores)(const float* q, const float* keys, size_t length, size_t stride, size_t D, float scale,
                         float* scores);
@@ -164,12 +166,8 @@ struct KernelTable {
 // elementwise.cpp and roofline.cpp); blas.cpp puts them in the tables.
 #define DECODEBOOK_DECLARE_KERNELS(NS, ATTR, W)                                                                    \
     namespace NS {                                                                                                 \
-    ATTR void matvec_columns(const float* x, size_t B, const float* W_, size_t in, size_t out, size_t i0,           \
-                             size_t i1, size_t j0, size_t j1, float* y);                                          \
-    ATTR void dot_rows(const float* x, size_t B, const float* M, size_t rows, size_t n, size_t r0, size_t r1,      \
-                       float* y);                                                                                 \
-    ATTR void dot_rows_batch(const float* x, size_t B, const float* M, size_t rows, size_t n, size_t r0,           \
-                             size_t r1, float* y);                                                                \
+    ATTR void dots(const float* x, size_t B, const float* M, const float* bias, size_t rows, size_t n, size_t r0,  \
+                   size_t r1, float* y);                                                                          \
     ATTR void head_scores(const float* q, const float* keys, size_t length, size_t stride, size_t D, float scale,  \
                           float* scores);                                                                         \
     ATTR void weighted_sum(const float* w, const float* v, size_t length, size_t stride, size_t D, float* out);    \

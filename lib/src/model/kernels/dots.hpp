@@ -1,0 +1,134 @@
+#pragma once
+// Chapter 07, private to lib/src/model/kernels/: the body of decode's matvec, written once over how
+// a weight is read (float32 as stored: matvec.cpp; binary16 widened in registers: matvec_f16.cpp)
+// and over W, the floats in one register of the target (common.hpp).
+//
+//   y[b, r] = M[r, :] . x[b, :] + bias[r]   for r in [r0, r1)   x: (B, n), M: (rows, n), y: (B, rows)
+//
+// M is a weight matrix held (out, in) = (rows, n): a block's four (issue 24: held transposed, so
+// each output's weights are one contiguous row) or the tied lm_head's wte. Every output's sum runs
+// in one order, whatever B, r0, r1, the thread count or the target: sixteen partial sums (lane k
+// adds the products i = k, k + 16, ... in turn, i < n - n % 16), their total in lane order from
+// lane 0, then the last n % 16 products one by one, then the bias. So a row gets the same bits
+// alone, in a batch and on any number of threads, and an f16 matrix the bits of its widened f32.
+#include "common.hpp"
+
+namespace decodebook::kernels_detail {
+
+// How far ahead (weights, 4 KiB of float32) a batch's products ask for the next part of each row
+// they stream: each block of weights takes longer and the hardware prefetcher alone falls behind.
+inline constexpr size_t kPrefetchWeights = 1024;
+
+// How one target reads float32 weights: sixteen at p as its Partials, one as a float.
+template <size_t W_>
+struct ReadF32 {
+    using Weight = float;
+    static inline __attribute__((always_inline)) Partials<16, W_> sixteen(const float* p) {
+        return Partials<16, W_>::load(p);
+    }
+    static inline __attribute__((always_inline)) float one(float w) { return w; }
+};
+
+// One output's sum from its sixteen partial sums: their total, the last n % 16 products, the bias.
+template <class Read, size_t W_>
+inline __attribute__((always_inline)) float finish_dot(const Partials<16, W_>& acc, const typename Read::Weight* m,
+                                                       const float* xb, size_t n16, size_t n, const float* bias,
+                                                       size_t r) {
+    float sum = acc.total();
+    for (size_t i = n16; i < n; ++i) sum += Read::one(m[i]) * xb[i];
+    if (bias) sum += bias[r];
+    return sum;
+}
+
+// [ch07:dots]
+// R weight rows (rows r and r + apart, ...) against NB rows of x: R x NB dot products at once.
+// Each weight is read once for all NB rows of x, every sum in its own register(s): the loops over
+// R and NB are unrolled, so the array indices are constants (GCC keeps an array it indexes in a
+// loop it does not unroll in memory: a store and a load per product).
+//   x: NB rows of n floats (first at xb, n apart), y: NB rows of `rows` floats (first at yb)
+template <class Read, size_t W_, size_t R, size_t NB>
+inline __attribute__((always_inline)) void dot_block(const float* __restrict xb, const typename Read::Weight* M,
+                                                     const float* bias, size_t n, size_t r, size_t apart,
+                                                     size_t rows, bool prefetch, float* __restrict yb) {
+    using Sums = Partials<16, W_>;
+    const size_t n16 = n - n % 16;
+    const typename Read::Weight* m[R];
+#pragma GCC unroll 4
+    for (size_t a = 0; a < R; ++a) m[a] = M + (r + a * apart) * n;
+    Sums acc[R][NB];
+#pragma GCC unroll 4
+    for (size_t a = 0; a < R; ++a)
+#pragma GCC unroll 8
+        for (size_t b = 0; b < NB; ++b) acc[a][b] = Sums::zero();
+    for (size_t i = 0; i < n16; i += 16) {
+        Sums w[R];
+#pragma GCC unroll 4
+        for (size_t a = 0; a < R; ++a) {
+            if (prefetch) __builtin_prefetch(m[a] + i + kPrefetchWeights);
+            w[a] = Read::sixteen(m[a] + i);
+        }
+#pragma GCC unroll 8
+        for (size_t b = 0; b < NB; ++b) {
+            Sums xi = Sums::load(xb + b * n + i);
+            if constexpr (R > 1) xi.pin();
+#pragma GCC unroll 4
+            for (size_t a = 0; a < R; ++a) acc[a][b].add_product(w[a], xi);
+        }
+    }
+#pragma GCC unroll 4
+    for (size_t a = 0; a < R; ++a)
+#pragma GCC unroll 8
+        for (size_t b = 0; b < NB; ++b)
+            yb[b * rows + r + a * apart] = finish_dot<Read, W_>(acc[a][b], m[a], xb + b * n, n16, n, bias, r + a * apart);
+}
+
+// [/ch07:dots]
+
+// Rows r, r + apart, ... (R of them) against all B rows of x, in blocks of at most NB rows of x as
+// even as B allows (B = 6 on NB = 5: 3 and 3, not 5 and 1: a block of one costs nearly as much as
+// a full one). The first block reads the weights from memory (and asks for what follows), the
+// others from cache.
+template <class Read, size_t W_, size_t R, size_t NB>
+inline __attribute__((always_inline)) void dot_rows_blocked(const float* __restrict x, size_t B,
+                                                            const typename Read::Weight* M, const float* bias,
+                                                            size_t rows, size_t n, size_t r, size_t apart,
+                                                            float* __restrict y) {
+    const size_t blocks = (B + NB - 1) / NB;
+    for (size_t k = 0, b = 0; k < blocks; ++k) {
+        const size_t size = (B - b) / (blocks - k);  // the rows left, shared by the blocks left
+        const float* xb = x + b * n;
+        float* yb = y + b * rows;
+        const bool first = k == 0;
+        if constexpr (NB >= 5) if (size == 5) dot_block<Read, W_, R, 5>(xb, M, bias, n, r, apart, rows, first, yb);
+        if constexpr (NB >= 4) if (size == 4) dot_block<Read, W_, R, 4>(xb, M, bias, n, r, apart, rows, first, yb);
+        if constexpr (NB >= 3) if (size == 3) dot_block<Read, W_, R, 3>(xb, M, bias, n, r, apart, rows, first, yb);
+        if (size == 2) dot_block<Read, W_, R, 2>(xb, M, bias, n, r, apart, rows, first, yb);
+        if (size == 1) dot_block<Read, W_, R, 1>(xb, M, bias, n, r, apart, rows, first, yb);
+        b += size;
+    }
+}
+
+// y[b, r] = M[r, :] . x[b, :] + bias[r] for r in [r0, r1), every b < B.
+// Two rows half the range apart side by side (two memory streams: the fastest way measured,
+// docs/measurements.md), then an odd range's last row. One row of x asks for nothing ahead (the
+// hardware prefetcher keeps up with two streams; asking cost it a few per cent); a batch does. A batch takes its rows of x NB at a time
+// (NB: how many rows' sums the target's registers hold beside the weights: 5 on v4 with two
+// weight rows, 5 on v3 with one, 2 on the default with one; 5 covers chapter 08's k = 4 drafts).
+template <class Read, size_t W_>
+inline __attribute__((always_inline)) void dot_rows(const float* __restrict x, size_t B,
+                                                    const typename Read::Weight* M, const float* bias, size_t rows,
+                                                    size_t n, size_t r0, size_t r1, float* __restrict y) {
+    constexpr size_t NB = W_ == 4 ? 2 : 5, R = W_ == 16 ? 2 : 1;
+    if (B == 1 || R == 2) {
+        const size_t half = (r1 - r0) / 2;
+        for (size_t r = r0; r < r0 + half; ++r) {
+            if (B == 1) dot_block<Read, W_, 2, 1>(x, M, bias, n, r, half, rows, false, y);
+            else dot_rows_blocked<Read, W_, 2, NB>(x, B, M, bias, rows, n, r, half, y);
+        }
+        if ((r1 - r0) % 2 == 1) dot_rows_blocked<Read, W_, 1, NB>(x, B, M, bias, rows, n, r1 - 1, 0, y);
+        return;
+    }
+    for (size_t r = r0; r < r1; ++r) dot_rows_blocked<Read, W_, 1, NB>(x, B, M, bias, rows, n, r, 0, y);
+}
+
+}  // namespace decodebook::kernels_detail
