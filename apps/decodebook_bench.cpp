@@ -504,6 +504,8 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
     row("KV cache of the prefill run", fixed(cache_bytes / 1e6, 1, "MB"));
     row("peak resident memory", fixed(peak / 1e6, 1, "MB"),
         percent_of(peak, weight_bytes + cache_bytes, "weights + cache"));
+    // read before the bandwidth measurement allocates its buffer, which is not the model's memory
+    std::cout << "  (loading, a prefill and a decode run: read before the bandwidth reading's own buffer is allocated)\n";
     // each model's own peak: loading, one decode run (and for f32 a prefill), from a reset peak
     // (Linux's clear_refs) that still counts what the process held before (the f32 model, for f16)
     if (peak_resets) {

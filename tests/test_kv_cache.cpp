@@ -188,6 +188,42 @@ TEST_CASE("the attention kernel equals a double-precision loop for every head si
     }
 }
 
+TEST_CASE("decode's attention read position by position gives the bits of attend head by head", "[kv][kernels]") {
+    // attend_rows reads each row's cache position by position (every head at once), attend head by
+    // head: each (head, position) is summed the same way, so the outputs must be the same bits, for
+    // every head size (64, 72 with tails, 12 not a multiple of 8), rows of different lengths
+    // (around the groups of four positions), 1 to 3 threads (heads split among them), every target
+    std::mt19937 gen(13);
+    std::uniform_real_distribution<float> u(-2, 2);
+    for (const size_t D : {64, 72, 12}) {
+        const size_t H = 5, C = H * D, B = 4, most = 37;
+        const size_t lengths[B] = {1, 4, 9, most};
+        std::vector<float> q(B * 3 * C), cache(B * 2 * most * C);
+        for (std::vector<float>* v : {&q, &cache})
+            for (float& e : *v) e = u(gen);
+        std::vector<const float*> keys(B), values(B);
+        for (size_t b = 0; b < B; ++b) {
+            keys[b] = cache.data() + b * 2 * most * C;
+            values[b] = keys[b] + most * C;
+        }
+        for (const std::string& target : kernel_targets_supported()) {
+            KernelTarget use(target);
+            std::vector<float> want(B * C), scores(most);
+            for (size_t b = 0; b < B; ++b)
+                attend(q.data() + b * 3 * C, keys[b], values[b], lengths[b], C, C, static_cast<int>(H), scores.data(),
+                       want.data() + b * C);
+            for (const int threads : {1, 2, 3}) {
+                Threads t(threads);
+                std::vector<float> out(B * C), row_scores(B * H * most);
+                attend_rows(q.data(), 3 * C, B, keys.data(), values.data(), lengths, C, static_cast<int>(H),
+                            row_scores.data(), most, out.data());
+                INFO("target " << target << " D " << D << " threads " << threads);
+                CHECK(std::memcmp(out.data(), want.data(), out.size() * sizeof(float)) == 0);
+            }
+        }
+    }
+}
+
 TEST_CASE("cached prefill and decode equal the independent float64 reference logits", "[kv]") {
     const nlohmann::json file = golden::load("logits.json");
     REQUIRE(file["cases"].size() >= 2);

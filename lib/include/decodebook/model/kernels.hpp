@@ -82,9 +82,12 @@ void gemm(const float* x, size_t T, const float* W, const float* bias, size_t ou
 void attend(const float* q, const float* keys, const float* values, size_t length, size_t stride, size_t C,
             int n_head, float* scores, float* out);
 
-/// attend() for B rows at once, decode's attention: every (row, head) pair is independent, so the
-/// threads share them. Each pair's arithmetic is attend's, so the result does not depend on B or
-/// on the thread count. Introduced in chapter 07.
+/// attend() for B rows at once, decode's attention. Each row's cache is read position by position,
+/// every head of a position at once (a position's keys for all heads are one contiguous row of C
+/// floats; head by head each position gives D floats a row apart, which read at a third of the
+/// memory's speed); a row's heads are split among the threads. Each (head, position) is computed
+/// as attend computes it, so the result is attend's, bit for bit, whatever B and the thread count.
+/// Introduced in chapter 07.
 /// @param q (B, q_stride) rows whose first C floats are the queries
 /// @param q_stride floats from one query row to the next (3C inside the fused projection)
 /// @param B how many rows

@@ -5,6 +5,8 @@
 #include <omp.h>
 
 #include <cmath>
+#include <cstring>
+#include <utility>
 
 #include "common.hpp"
 
@@ -84,6 +86,81 @@ inline __attribute__((always_inline)) void weighted_sum_lanes(const float* __res
     }
 }
 
+// Decode's attention reads each row's cache position by position: a position's keys (and values)
+// for every head are one contiguous row of C floats, where head by head each position gives only
+// D floats a whole row apart (issue 24: head by head, attention read at 30-35 % of a plain read).
+// Each (head, position) is computed exactly as head_scores_lanes and weighted_sum_lanes do it,
+// so both orders give the same bits (tests/test_kv_cache.cpp).
+
+// scores[h * scores_stride + s] = q_h . k_s,h * scale for heads [h0, h1) and s < length.
+//   q: (C) with head h at q + h * D; k_s: C floats at keys + s * stride
+template <size_t W_>
+inline __attribute__((always_inline)) void heads_scores_lanes(const float* __restrict q, const float* __restrict keys,
+                                                              size_t length, size_t stride, size_t D, size_t h0,
+                                                              size_t h1, float scale, float* __restrict scores,
+                                                              size_t scores_stride) {
+    using Sums = Partials<8, W_>;
+    for (size_t s = 0; s < length; ++s) {
+        const float* k = keys + s * stride;
+        for (size_t h = h0; h < h1; ++h) {
+            const float *qh = q + h * D, *kh = k + h * D;
+            float sum = 0;
+            if (D % 8 != 0) {
+                for (size_t d = 0; d < D; ++d) sum += qh[d] * kh[d];
+            } else {
+                Sums acc = Sums::zero();
+                for (size_t d = 0; d < D; d += 8) acc.add_product(Sums::load(qh + d), Sums::load(kh + d));
+                sum = acc.total();
+            }
+            scores[h * scores_stride + s] = sum * scale;
+        }
+    }
+}
+
+// out_h (D) = sum_s w[h * w_stride + s] v_s,h for heads [h0, h1), s in order from 0: four positions
+// per pass over out (in cache), so out is read and written once per four positions.
+template <size_t W_>
+inline __attribute__((always_inline)) void heads_weighted_sum_lanes(const float* __restrict w, size_t w_stride,
+                                                                    const float* __restrict v, size_t length,
+                                                                    size_t stride, size_t D, size_t h0, size_t h1,
+                                                                    float* __restrict out) {
+    using V = Vec<W_>;
+    std::fill(out + h0 * D, out + h1 * D, 0.0f);
+    size_t s = 0;
+    for (; s + 4 <= length; s += 4) {
+        const float* v0 = v + s * stride;
+        for (size_t h = h0; h < h1; ++h) {
+            const float* wh = w + h * w_stride + s;
+            const V w0 = V{} + wh[0], w1 = V{} + wh[1], w2 = V{} + wh[2], w3 = V{} + wh[3];
+            const float* vh = v0 + h * D;
+            float* o = out + h * D;
+            size_t d = 0;
+            for (; d + W_ <= D; d += W_) {
+                V acc = load_lanes<V>(o + d);
+                acc += w0 * load_lanes<V>(vh + d);
+                acc += w1 * load_lanes<V>(vh + stride + d);
+                acc += w2 * load_lanes<V>(vh + 2 * stride + d);
+                acc += w3 * load_lanes<V>(vh + 3 * stride + d);
+                std::memcpy(o + d, &acc, sizeof acc);
+            }
+            for (; d < D; ++d) {
+                float acc = o[d];
+                for (size_t p = 0; p < 4; ++p) acc += wh[p] * vh[p * stride + d];
+                o[d] = acc;
+            }
+        }
+    }
+    for (; s < length; ++s) {  // the last length % 4 positions
+        const float* vs = v + s * stride;
+        for (size_t h = h0; h < h1; ++h) {
+            const float ws = w[h * w_stride + s];
+            const float* vh = vs + h * D;
+            float* o = out + h * D;
+            for (size_t d = 0; d < D; ++d) o[d] += ws * vh[d];
+        }
+    }
+}
+
 // x[0:n] = softmax(x[0:n]) in place, the maximum subtracted first (never overflows)
 void softmax_in_place(float* x, size_t n) {
     const float max = *std::max_element(x, x + n);
@@ -106,6 +183,14 @@ void softmax_in_place(float* x, size_t n) {
     }                                                                                                          \
     ATTR void weighted_sum(const float* w, const float* v, size_t length, size_t stride, size_t D, float* out) { \
         weighted_sum_lanes<W_>(w, v, length, stride, D, out);                                                   \
+    }                                                                                                          \
+    ATTR void heads_scores(const float* q, const float* keys, size_t length, size_t stride, size_t D, size_t h0, \
+                           size_t h1, float scale, float* scores, size_t scores_stride) {                      \
+        heads_scores_lanes<W_>(q, keys, length, stride, D, h0, h1, scale, scores, scores_stride);               \
+    }                                                                                                          \
+    ATTR void heads_weighted_sum(const float* w, size_t w_stride, const float* v, size_t length, size_t stride, \
+                                 size_t D, size_t h0, size_t h1, float* out) {                                 \
+        heads_weighted_sum_lanes<W_>(w, w_stride, v, length, stride, D, h0, h1, out);                           \
     }                                                                                                          \
     }
 DECODEBOOK_FOR_EACH_TARGET(DECODEBOOK_DEFINE_ATTENTION)
@@ -134,15 +219,22 @@ void attend(const float* q, const float* keys, const float* values, size_t lengt
 
 void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* keys, const float* const* values,
                  const size_t* lengths, size_t C, int n_head, float* scores, size_t scores_stride, float* out) {
-    // every (row, head) pair is independent: threads share them, each with its own scores
-    const long pairs = static_cast<long>(B) * n_head;
-    const size_t H = static_cast<size_t>(n_head);
+    // each row's cache read position by position (every head of a position at once); a row's heads
+    // split into as many groups as there are threads, and every (row, group) pair is independent
+    const size_t H = static_cast<size_t>(n_head), D = C / H;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     const int threads = g_threads;
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && pairs > 1)
-    for (long p = 0; p < pairs; ++p) {
-        const size_t b = static_cast<size_t>(p) / H, h = static_cast<size_t>(p) % H;
-        attend_head(q + b * q_stride, keys[b], values[b], lengths[b], C, C / H, h,
-                    scores + static_cast<size_t>(p) * scores_stride, out + b * C);
+    const size_t groups = std::min(H, static_cast<size_t>(threads));
+    const long tasks = static_cast<long>(B * groups);
+    const KernelTable& k = kernels();  // this processor's best target, or set_kernel_target's
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && tasks > 1)
+    for (long t = 0; t < tasks; ++t) {
+        const size_t b = static_cast<size_t>(t) / groups, g = static_cast<size_t>(t) % groups;
+        const auto [h0, h1] = std::pair{H * g / groups, H * (g + 1) / groups};
+        float* row_scores = scores + b * H * scores_stride;  // (H, scores_stride): row b's heads
+        k.heads_scores(q + b * q_stride, keys[b], lengths[b], C, D, h0, h1, scale, row_scores, scores_stride);
+        for (size_t h = h0; h < h1; ++h) softmax_in_place(row_scores + h * scores_stride, lengths[b]);
+        k.heads_weighted_sum(row_scores, scores_stride, values[b], lengths[b], C, D, h0, h1, out + b * C);
     }
 }
 

@@ -25,7 +25,7 @@ namespace {
 #define DECODEBOOK_TABLE(NS, name, description)                                                     \
     KernelTable {                                                                                   \
         name, description, &NS::dots, &NS::head_scores, \
-            &NS::weighted_sum, &NS::gelu_in_place, {&NS::sum_floats_1, &NS::sum_floats_2, &NS::sum_floats_4} \
+            &NS::weighted_sum, &NS::heads_scores, &NS::heads_weighted_sum, &NS::gelu_in_place, {&NS::sum_floats_1, &NS::sum_floats_2, &NS::sum_floats_4} \
     }
 const KernelTable kTables[] = {
 #if DECODEBOOK_MULTI_TARGET

@@ -157,6 +157,12 @@ struct KernelTable {
                         float* scores);
     // out (D) = sum_s w[s] v_s, v_s at v + s * stride
     void (*weighted_sum)(const float* w, const float* v, size_t length, size_t stride, size_t D, float* out);
+    // decode's attention over one row's cache, position by position, heads [h0, h1) at once:
+    // scores[h * scores_stride + s] = q_h . k_s,h * scale; out_h = sum_s w[h * w_stride + s] v_s,h
+    void (*heads_scores)(const float* q, const float* keys, size_t length, size_t stride, size_t D, size_t h0,
+                         size_t h1, float scale, float* scores, size_t scores_stride);
+    void (*heads_weighted_sum)(const float* w, size_t w_stride, const float* v, size_t length, size_t stride,
+                               size_t D, size_t h0, size_t h1, float* out);
     void (*gelu_in_place)(float* x, size_t n);
     // the roofline's plain read: the sum of n floats read as 1, 2 and 4 streams
     float (*sum_floats[3])(const float* p, size_t n);
@@ -171,6 +177,10 @@ struct KernelTable {
     ATTR void head_scores(const float* q, const float* keys, size_t length, size_t stride, size_t D, float scale,  \
                           float* scores);                                                                         \
     ATTR void weighted_sum(const float* w, const float* v, size_t length, size_t stride, size_t D, float* out);    \
+    ATTR void heads_scores(const float* q, const float* keys, size_t length, size_t stride, size_t D, size_t h0,   \
+                           size_t h1, float scale, float* scores, size_t scores_stride);                           \
+    ATTR void heads_weighted_sum(const float* w, size_t w_stride, const float* v, size_t length, size_t stride,    \
+                                 size_t D, size_t h0, size_t h1, float* out);                                     \
     ATTR void gelu_in_place(float* x, size_t n);                                                                  \
     ATTR float sum_floats_1(const float* p, size_t n);                                                             \
     ATTR float sum_floats_2(const float* p, size_t n);                                                             \
