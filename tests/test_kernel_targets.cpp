@@ -161,7 +161,7 @@ TEST_CASE("set_kernel_target switches to each target this processor runs and ref
         CHECK(kernel_target().rfind(name + " (", 0) == 0);  // "x86-64-v3 (AVX2, FMA)" for "x86-64-v3"
     }
     CHECK(kernel_target() == best);  // the guard put the best one back
-    for (const std::string& bad : {"avx2", "", "x86-64-v5", "X86-64-V3"}) {
+    for (const std::string bad : {"avx2", "", "x86-64-v5", "X86-64-V3"}) {
         INFO("asked for '" << bad << "'");
         CHECK_THROWS_AS(set_kernel_target(bad), Error);
         CHECK_THROWS_WITH(set_kernel_target(bad), Catch::Contains("unknown kernel target '" + std::string(bad) + "'"));
@@ -169,7 +169,7 @@ TEST_CASE("set_kernel_target switches to each target this processor runs and ref
         CHECK(kernel_target() == best);  // a refusal changes nothing
     }
     // a target this build compiles but this processor does not run (none on an AVX-512 machine)
-    for (const std::string& known : {"x86-64-v4", "x86-64-v3"}) {
+    for (const std::string known : {"x86-64-v4", "x86-64-v3"}) {
         if (std::find(supported.begin(), supported.end(), known) != supported.end()) continue;
         INFO("asked for '" << known << "'");
         CHECK_THROWS_WITH(set_kernel_target(known), Catch::Contains("'" + std::string(known) + "'") &&

@@ -15,9 +15,13 @@
 
 namespace decodebook::kernels_detail {
 
-// How far ahead (weights, 4 KiB of float32) a batch's products ask for the next part of each row
-// they stream: each block of weights takes longer and the hardware prefetcher alone falls behind.
-inline constexpr size_t kPrefetchWeights = 1024;
+// How far ahead (bytes) a batch's products ask for the next part of each row they stream, and
+// into which cache: a batch does several rows' arithmetic per weight, which on one core takes as
+// long as reading the weights, so the read must run that far ahead of the arithmetic to overlap
+// with it. Asked into L2 (prefetcht2) 32 KiB ahead, five rows cost 1.2-1.3 one-row passes; asked
+// into L1 (prefetcht0) 4 KiB ahead, 2.0: the arithmetic then waited for every line
+// (docs/measurements.md). One row asks for nothing: the hardware prefetcher keeps up alone.
+inline constexpr size_t kPrefetchBytes = 32 * 1024;
 
 // How one target reads float32 weights: sixteen at p as its Partials, one as a float.
 template <size_t W_>
@@ -64,7 +68,7 @@ inline __attribute__((always_inline)) void dot_block(const float* __restrict xb,
         Sums w[R];
 #pragma GCC unroll 4
         for (size_t a = 0; a < R; ++a) {
-            if (prefetch) __builtin_prefetch(m[a] + i + kPrefetchWeights);
+            if (prefetch) __builtin_prefetch(reinterpret_cast<const char*>(m[a] + i) + kPrefetchBytes, 0, 1);
             w[a] = Read::sixteen(m[a] + i);
         }
 #pragma GCC unroll 8
@@ -111,9 +115,10 @@ inline __attribute__((always_inline)) void dot_rows_blocked(const float* __restr
 // y[b, r] = M[r, :] . x[b, :] + bias[r] for r in [r0, r1), every b < B.
 // Two rows half the range apart side by side (two memory streams: the fastest way measured,
 // docs/measurements.md), then an odd range's last row. One row of x asks for nothing ahead (the
-// hardware prefetcher keeps up with two streams; asking cost it a few per cent); a batch does. A batch takes its rows of x NB at a time
-// (NB: how many rows' sums the target's registers hold beside the weights: 5 on v4 with two
-// weight rows, 5 on v3 with one, 2 on the default with one; 5 covers chapter 08's k = 4 drafts).
+// hardware prefetcher keeps up with two streams; asking made it slower); a batch does, and takes
+// its rows of x NB at a time (NB: how many rows' sums the target's registers hold beside the
+// weights: 5 on v4 with two weight rows, 5 on v3 with one, 2 on the default with one; 5 covers
+// chapter 08's k = 4 drafts).
 template <class Read, size_t W_>
 inline __attribute__((always_inline)) void dot_rows(const float* __restrict x, size_t B,
                                                     const typename Read::Weight* M, const float* bias, size_t rows,
