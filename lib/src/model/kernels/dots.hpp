@@ -124,16 +124,18 @@ inline __attribute__((always_inline)) void dot_rows(const float* __restrict x, s
                                                     const typename Read::Weight* M, const float* bias, size_t rows,
                                                     size_t n, size_t r0, size_t r1, float* __restrict y) {
     constexpr size_t NB = W_ == 4 ? 2 : 5, R = W_ == 16 ? 2 : 1;
-    if (B == 1 || R == 2) {
-        const size_t half = (r1 - r0) / 2;
-        for (size_t r = r0; r < r0 + half; ++r) {
-            if (B == 1) dot_block<Read, W_, 2, 1>(x, M, bias, n, r, half, rows, false, y);
-            else dot_rows_blocked<Read, W_, 2, NB>(x, B, M, bias, rows, n, r, half, y);
-        }
-        if ((r1 - r0) % 2 == 1) dot_rows_blocked<Read, W_, 1, NB>(x, B, M, bias, rows, n, r1 - 1, 0, y);
+    const size_t half = (r1 - r0) / 2;
+    if (B == 1) {
+        for (size_t r = r0; r < r0 + half; ++r) dot_block<Read, W_, 2, 1>(x, M, bias, n, r, half, rows, false, y);
+        if ((r1 - r0) % 2 == 1) dot_block<Read, W_, 1, 1>(x, M, bias, n, r1 - 1, 0, rows, false, y);
         return;
     }
-    for (size_t r = r0; r < r1; ++r) dot_rows_blocked<Read, W_, 1, NB>(x, B, M, bias, rows, n, r, 0, y);
+    if constexpr (R == 2) {
+        for (size_t r = r0; r < r0 + half; ++r) dot_rows_blocked<Read, W_, 2, NB>(x, B, M, bias, rows, n, r, half, y);
+        if ((r1 - r0) % 2 == 1) dot_rows_blocked<Read, W_, 1, NB>(x, B, M, bias, rows, n, r1 - 1, 0, y);
+    } else {
+        for (size_t r = r0; r < r1; ++r) dot_rows_blocked<Read, W_, 1, NB>(x, B, M, bias, rows, n, r, 0, y);
+    }
 }
 
 }  // namespace decodebook::kernels_detail
