@@ -19,7 +19,7 @@
 #   6. the sanitizer job: the engine, chapter and course tests again, built with ASan + UBSan in
 #      BUILD_DIR-asan (-DDECODEBOOK_SANITIZE=address,undefined; target sanitized_tests builds only
 #      what those tests run); any sanitizer report fails its test;
-#   7. the fuzz smoke run: the libFuzzer targets of tests/fuzz/ (clang, BUILD_DIR-fuzz), 30 s each
+#   7. the fuzz smoke run: the libFuzzer targets of tests/fuzz/ (clang, BUILD_DIR-fuzz), 30 s each, two at a time
 #      from their seed corpora (tests/fuzz/README.md); any crash, sanitizer report or broken
 #      invariant fails the run. FUZZ_SECONDS=N changes the 30 s.
 # Each step prints the seconds spent so far.
