@@ -16,7 +16,7 @@
 #      new): Doxygen + Sphinx with every warning an error (target `docs`, which builds and runs
 #      the programs its pages run), then tools/test_site.py opens it in headless Chromium and
 #      saves a screenshot to BUILD_DIR/site-screenshot.png;
-#   6. the sanitizer job: the engine, chapter and course tests again, built with ASan + UBSan in
+#   6. the sanitizer job: the engine, chapter and course tests again, built with ASan + UBSan (at -O1) in
 #      BUILD_DIR-asan (-DDECODEBOOK_SANITIZE=address,undefined; target sanitized_tests builds only
 #      what those tests run); any sanitizer report fails its test;
 #   7. the fuzz smoke run: the libFuzzer targets of tests/fuzz/ (clang, BUILD_DIR-fuzz), 30 s each, two at a time
