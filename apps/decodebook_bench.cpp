@@ -121,47 +121,64 @@ double decode_seconds_per_token(const Gpt2& model, int new_tokens, int repeats) 
 // (held (out, in): 3C x C, C x C, 4C x C, C x 4C: more than the caches hold, so each pass reads
 // memory as a decode step does), the lm_head's matvec over wte (V x C), and attention (attend_rows) of one
 // query over 1024 cached positions in each of 12 layers' keys and values (75 MB). Best of `repeats`
-// passes each, on num_threads() threads and the kernel target in use.
+// passes each, on num_threads() threads and the kernel target in use. The buffers are made once
+// (as the bandwidth meter's are: freeing memory slows what is timed next, roofline.hpp).
 struct KernelRates {
     double matvec = 0, lm_head = 0, attention = 0;
 };
 
-// With dtype F16 the weights are binary16 (matvec_f16): bytes read count 2 a weight.
-KernelRates kernel_read_rates(const ModelConfig& mc, WeightDtype dtype, int repeats) {
-    const size_t C = static_cast<size_t>(mc.n_embd), V = static_cast<size_t>(mc.vocab_size), layers = 4;
-    const size_t positions = 1024, cache_layers = 12, H = static_cast<size_t>(mc.n_head);
-    const std::pair<size_t, size_t> shapes[] = {{3 * C, C}, {C, C}, {4 * C, C}, {C, 4 * C}};  // (out, in)
-    const bool f16 = dtype == WeightDtype::F16;
-    const size_t width = f16 ? 2 : 4, block_weights = layers * 12 * C * C;
-    std::vector<float, WeightAllocator<float>> blocks(f16 ? 0 : block_weights, 0.01f), wte(f16 ? 0 : V * C, 0.01f),
-        kv(cache_layers * 2 * positions * C, 0.01f);
-    HalfVector blocks16(f16 ? block_weights : 0, 0x211f), wte16(f16 ? V * C : 0, 0x211f);  // 0x211f: about 0.01
-    std::vector<float> x(4 * C, 0.5f), y(std::max(4 * C, V)), scores(H * positions), out(C);
-    KernelRates best;
-    for (int r = 0; r < repeats; ++r) {
-        auto start = Clock::now();
-        size_t at = 0;
-        for (size_t l = 0; l < layers; ++l)
-            for (const auto& [out_width, in] : shapes) {
-                if (f16) matvec_f16(x.data(), 1, blocks16.data() + at, nullptr, out_width, in, y.data());
-                else matvec(x.data(), 1, blocks.data() + at, nullptr, out_width, in, y.data());
-                at += in * out_width;
+class KernelRateMeter {
+public:
+    // With dtype F16 the weights are binary16 (matvec_f16): bytes read count 2 a weight.
+    KernelRateMeter(const ModelConfig& mc, WeightDtype dtype)
+        : mc_(mc), C_(static_cast<size_t>(mc.n_embd)), V_(static_cast<size_t>(mc.vocab_size)),
+          f16_(dtype == WeightDtype::F16), block_weights_(kLayers * 12 * C_ * C_),
+          blocks_(f16_ ? 0 : block_weights_, 0.01f), wte_(f16_ ? 0 : V_ * C_, 0.01f),
+          kv_(kCacheLayers * 2 * kPositions * C_, 0.01f),
+          blocks16_(f16_ ? block_weights_ : 0, 0x211f), wte16_(f16_ ? V_ * C_ : 0, 0x211f),  // 0x211f: about 0.01
+          x_(4 * C_, 0.5f), y_(std::max(4 * C_, V_)), scores_(static_cast<size_t>(mc.n_head) * kPositions), out_(C_) {}
+
+    KernelRates measure(int repeats) {
+        const std::pair<size_t, size_t> shapes[] = {{3 * C_, C_}, {C_, C_}, {4 * C_, C_}, {C_, 4 * C_}};  // (out, in)
+        const size_t width = f16_ ? 2 : 4;
+        KernelRates best;
+        for (int r = 0; r < repeats; ++r) {
+            auto start = Clock::now();
+            size_t at = 0;
+            for (size_t l = 0; l < kLayers; ++l)
+                for (const auto& [out_width, in] : shapes) {
+                    if (f16_) matvec_f16(x_.data(), 1, blocks16_.data() + at, nullptr, out_width, in, y_.data());
+                    else matvec(x_.data(), 1, blocks_.data() + at, nullptr, out_width, in, y_.data());
+                    at += in * out_width;
+                }
+            best.matvec = std::max(best.matvec, static_cast<double>(block_weights_ * width) / seconds_since(start));
+            start = Clock::now();
+            if (f16_) matvec_f16(x_.data(), 1, wte16_.data(), nullptr, V_, C_, y_.data());
+            else matvec(x_.data(), 1, wte_.data(), nullptr, V_, C_, y_.data());
+            best.lm_head = std::max(best.lm_head, static_cast<double>(V_ * C_ * width) / seconds_since(start));
+            start = Clock::now();
+            for (size_t l = 0; l < kCacheLayers; ++l) {
+                const float* keys = kv_.data() + l * 2 * kPositions * C_;
+                const float* values = keys + kPositions * C_;
+                attend_rows(x_.data(), C_, 1, &keys, &values, &kPositions, C_, mc_.n_head, scores_.data(), kPositions,
+                            out_.data());
             }
-        best.matvec = std::max(best.matvec, static_cast<double>(block_weights * width) / seconds_since(start));
-        start = Clock::now();
-        if (f16) matvec_f16(x.data(), 1, wte16.data(), nullptr, V, C, y.data());
-        else matvec(x.data(), 1, wte.data(), nullptr, V, C, y.data());
-        best.lm_head = std::max(best.lm_head, static_cast<double>(V * C * width) / seconds_since(start));
-        start = Clock::now();
-        for (size_t l = 0; l < cache_layers; ++l) {
-            const float* keys = kv.data() + l * 2 * positions * C;
-            const float* values = keys + positions * C;
-            attend_rows(x.data(), C, 1, &keys, &values, &positions, C, mc.n_head, scores.data(), positions, out.data());
+            best.attention = std::max(best.attention, static_cast<double>(kv_.size() * sizeof(float)) / seconds_since(start));
         }
-        best.attention = std::max(best.attention, static_cast<double>(kv.size() * sizeof(float)) / seconds_since(start));
+        return best;
     }
-    return best;
-}
+
+private:
+    static constexpr size_t kLayers = 4, kCacheLayers = 12;
+    static constexpr size_t kPositions = 1024;
+    const ModelConfig& mc_;
+    size_t C_, V_;
+    bool f16_;
+    size_t block_weights_;
+    std::vector<float, WeightAllocator<float>> blocks_, wte_, kv_;
+    HalfVector blocks16_, wte16_;
+    std::vector<float> x_, y_, scores_, out_;
+};
 
 // Seconds to prefill an n-token prompt, best of `repeats`.
 double prefill_seconds(const Gpt2& model, size_t n, int repeats) {
@@ -333,6 +350,12 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
         DecodeRun run{dtype, static_cast<double>(m.decode_weight_bytes()),
                       held_f16 ? (peak_resets ? peak_rss_since_reset() : 0.0) : peak_f32, {}, true};
         run.figures.assign(targets.size(), std::vector<TargetFigures>(static_cast<size_t>(max_threads)));
+        // made after the peak readings (not counted in them) and kept through the rounds: freeing
+        // them between readings slowed the decode timed next to 75-85 % of what it read beside
+        // kept buffers (roofline.hpp, ReadBandwidthMeter)
+        const ReadBandwidthMeter meter(size_t{1} << 29);
+        KernelRateMeter kernel_rates(mc, dtype);
+        meter.measure(1, 1);  // one read of each buffer before the first timing
         if (held_f16) {  // the checkpoint is F16: holding it in f16 gives the f32 model's logits exactly
             const std::vector<int> prompt = prompt_of(mc, 8);
             KvCache a(mc, 1, 9), b(mc, 1, 9);
@@ -348,10 +371,10 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
                 for (size_t k = 0; k < targets.size(); ++k) {  // the targets interleaved in every round
                     set_kernel_target(targets[k]);
                     TargetFigures& f = run.figures[k][static_cast<size_t>(t - 1)];
-                    const double before = measure_read_bandwidth(size_t{1} << 29, t, 2);
+                    const double before = meter.measure(t, 2);
                     const double tps = 1.0 / decode_seconds_per_token(m, decode_tokens, 1);
-                    const double read = std::max(before, measure_read_bandwidth(size_t{1} << 29, t, 2));
-                    const KernelRates rates = kernel_read_rates(mc, dtype, 3);
+                    const double read = std::max(before, meter.measure(t, 2));
+                    const KernelRates rates = kernel_rates.measure(3);
                     f.matvec = std::max(f.matvec, rates.matvec);
                     f.lm_head = std::max(f.lm_head, rates.lm_head);
                     f.attention = std::max(f.attention, rates.attention);

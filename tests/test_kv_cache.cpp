@@ -619,6 +619,11 @@ TEST_CASE("measure_read_bandwidth reads a positive finite rate and refuses bad c
     CHECK(rate > 0);
     CHECK_THROWS_AS(measure_read_bandwidth(size_t{1} << 20, 0, 1), Error);
     CHECK_THROWS_AS(measure_read_bandwidth(size_t{1} << 20, 1, 0), Error);
+    const ReadBandwidthMeter meter((size_t{1} << 20) + 12);  // the same reading from buffers it keeps
+    CHECK(meter.measure(1, 1) > 0);
+    CHECK(std::isfinite(meter.measure(2, 2)));
+    CHECK_THROWS_AS(meter.measure(0, 1), Error);
+    CHECK_THROWS_AS(meter.measure(1, 0), Error);
 }
 
 TEST_CASE("measurement_disturbed flags ratios outside their physical bounds", "[kv]") {

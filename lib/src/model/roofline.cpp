@@ -87,15 +87,19 @@ inline __attribute__((always_inline)) float sum_floats(const float* __restrict p
     }
 DECODEBOOK_FOR_EACH_TARGET(DECODEBOOK_DEFINE_SUM_FLOATS)
 
-double measure_read_bandwidth(size_t bytes, int threads, int repeats) {
+// Both buffers written once, so every page is really there before a read is timed.
+ReadBandwidthMeter::ReadBandwidthMeter(size_t bytes)
+    : pages_(bytes / sizeof(float), 1.0f), weight_pages_(bytes / sizeof(float), 1.0f) {}
+
+double ReadBandwidthMeter::measure(int threads, int repeats) const {
     if (threads < 1 || repeats < 1) throw Error("measure_read_bandwidth needs threads >= 1 and repeats >= 1", "pass positive counts");
-    const size_t n = bytes / sizeof(float);
+    const size_t n = pages_.size();
     double best = 1e30;
     volatile float sink = 0;
     const auto& read = kernels().sum_floats;  // the target in use (set_kernel_target), 1, 2 and 4 streams
     // in 4 KiB pages and in the weights' memory (2 MiB pages where the kernel gives them), each
     // read as one, two and four streams: the fastest way of reading counts
-    const auto rounds = [&](const float* buffer) {
+    for (const float* buffer : {pages_.data(), weight_pages_.data()}) {
         for (int r = 0; r < repeats; ++r) {
             for (const int streams : {1, 2, 4}) {
                 const auto start = std::chrono::steady_clock::now();
@@ -110,10 +114,13 @@ double measure_read_bandwidth(size_t bytes, int threads, int repeats) {
                 best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
             }
         }
-    };
-    rounds(std::vector<float>(n, 1.0f).data());  // written once, so every page is really there
-    rounds(std::vector<float, WeightAllocator<float>>(n, 1.0f).data());
+    }
     return static_cast<double>(n * sizeof(float)) / best;
+}
+
+double measure_read_bandwidth(size_t bytes, int threads, int repeats) {
+    if (threads < 1 || repeats < 1) throw Error("measure_read_bandwidth needs threads >= 1 and repeats >= 1", "pass positive counts");
+    return ReadBandwidthMeter(bytes).measure(threads, repeats);
 }
 
 bool measurement_disturbed(double ratio, double lowest, double highest) {

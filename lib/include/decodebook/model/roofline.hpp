@@ -4,8 +4,10 @@
 /// no less than the weight bytes over the memory's read bandwidth.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "decodebook/model/config.hpp"
+#include "decodebook/model/weights.hpp"
 
 namespace decodebook {
 
@@ -36,7 +38,28 @@ double decode_roofline_ms(const ModelConfig& config, int bytes_per_weight, doubl
 /// (model/weights.hpp: 2 MiB pages where Linux gives them). The fastest way counts, so a
 /// roofline built on it is not flattered by a slow way of reading.
 /// Introduced in chapter 07.
+/// measure_read_bandwidth makes and frees its buffers in each call: to time something else right
+/// after, hold a ReadBandwidthMeter instead.
 double measure_read_bandwidth(size_t bytes, int threads, int repeats = 5);
+
+/// measure_read_bandwidth's buffers, made once and kept, so a reading can sit right beside what it
+/// judges. Freeing a GiB slows what follows on a virtual machine: decode's products, timed just
+/// after measure_read_bandwidth returned, read at 9 to 28 GB/s where the same loop after a read of
+/// a kept buffer read 23 to 29 (GPT-2 124M's 49 matrices, 1 thread, 15 rounds each, AMD EPYC Zen 4
+/// under KVM, 26 Nov 2026: docs/measurements.md). `decodebook-bench` measures with one.
+/// Introduced in chapter 07.
+class ReadBandwidthMeter {
+public:
+    /// Makes and writes the two buffers of `bytes` each (4 KiB pages; the weights' memory).
+    explicit ReadBandwidthMeter(size_t bytes);
+    /// The read bandwidth in bytes per second, as measure_read_bandwidth reads it.
+    /// @throws Error when threads < 1 or repeats < 1.
+    double measure(int threads, int repeats = 5) const;
+
+private:
+    std::vector<float> pages_;                                 // ordinary 4 KiB pages
+    std::vector<float, WeightAllocator<float>> weight_pages_;  // the weights' memory (2 MiB pages)
+};
 
 /// Whether a ratio of timings is one a quiet machine can give, or the measurement was disturbed
 /// by other work (a job on the other core, a second thread that lost its core: `--threads 2` on a
