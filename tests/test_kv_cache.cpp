@@ -1,6 +1,8 @@
 // Chapter 07: the KV cache. Hand-computed cases for the formula, the reorder and one attention
 // step; the cached model against the independent float64 reference (tests/data/logits.json) and
 // against chapter 00's forward, token for token on every golden prompt; batches and beams.
+#include <sys/mman.h>  // mincore: is an address still mapped
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -9,6 +11,7 @@
 #include <initializer_list>
 #include <string>
 #include <limits>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -557,6 +560,57 @@ TEST_CASE("weights of 2 MiB or more start on a 2 MiB boundary and hold what is w
     TensorMap m;
     m.emplace("t", std::move(a));
     CHECK(m.at("t").data() == data);
+}
+
+// Whether [p, p + bytes) is mapped: mincore fails with ENOMEM on an address nothing maps.
+static bool mapped(const void* p, size_t bytes) {
+    const uintptr_t page = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{4095};
+    std::vector<unsigned char> resident((bytes + 4095) / 4096 + 1);
+    return mincore(reinterpret_cast<void*>(page), bytes, resident.data()) == 0;
+}
+
+TEST_CASE("matrices transposed into a WeightArena sit one after another and outlive it", "[kv][memory]") {
+    // (rows, cols) = (5, 3), (2, 7) float32 and (3, 4) f16, each with values that name their element
+    const auto f32 = [](size_t rows, size_t cols, float first) {
+        WeightTensor<2> v = WeightTensor<2>::from_shape({rows, cols});
+        for (size_t i = 0; i < rows * cols; ++i) v.data()[i] = first + static_cast<float>(i);
+        return WeightMatrix(std::move(v));
+    };
+    HalfVector bits(12);
+    for (size_t i = 0; i < 12; ++i) bits[i] = static_cast<uint16_t>(0x3c00 + i);  // 1 + i/1024
+    const WeightMatrix a = f32(5, 3, 0), b = f32(2, 7, 100), h(3, 4, bits);
+    const void* arena_start = nullptr;
+    std::optional<WeightMatrix> ta, tb, th, too_big;
+    {
+        WeightArena arena(1024);  // room for the three (60 + 56 + 24 bytes, 64-byte aligned), not for 4 KiB
+        ta = a.transposed(&arena);
+        tb = b.transposed(&arena);
+        th = h.transposed(&arena);
+        too_big = f32(32, 33, 0).transposed(&arena);  // 4,224 bytes: does not fit, allocated on its own
+        arena_start = ta->f32();
+    }  // the arena is gone; what was put in it stays until the last matrix goes
+    // the transposes, element by element: out (cols, rows)[j, i] = in (rows, cols)[i, j]
+    for (size_t i = 0; i < 5; ++i)
+        for (size_t j = 0; j < 3; ++j) CHECK(ta->f32()[j * 5 + i] == a.f32()[i * 3 + j]);
+    for (size_t i = 0; i < 2; ++i)
+        for (size_t j = 0; j < 7; ++j) CHECK(tb->f32()[j * 2 + i] == b.f32()[i * 7 + j]);
+    for (size_t i = 0; i < 3; ++i)
+        for (size_t j = 0; j < 4; ++j) CHECK(th->f16()[j * 3 + i] == h.f16()[i * 4 + j]);
+    CHECK(too_big->f32()[1 * 32 + 2] == 2 * 33 + 1);
+    REQUIRE((ta->rows() == 3 && ta->cols() == 5 && th->dtype() == WeightDtype::F16));
+    if (!kSanitized) {  // a sanitizer build allocates every matrix on its own (AddressSanitizer checks each)
+        const auto at = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
+        CHECK(at(ta->f32()) % (size_t{2} << 20) == 0);     // the mapping starts on a huge page
+        CHECK(at(tb->f32()) == at(ta->f32()) + 64);        // 60 bytes, then the next 64-byte boundary
+        CHECK(at(th->f16()) == at(tb->f32()) + 64);        // 56 bytes
+        CHECK((at(too_big->f32()) < at(ta->f32()) || at(too_big->f32()) >= at(ta->f32()) + (size_t{2} << 20)));
+        CHECK(mapped(arena_start, 4096));
+        ta.reset();
+        tb.reset();
+        CHECK(mapped(arena_start, 4096));  // th still lives there
+        th.reset();
+        CHECK_FALSE(mapped(arena_start, 4096));  // the last one gone: the mapping is given back
+    }
 }
 
 namespace {

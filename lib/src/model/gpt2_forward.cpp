@@ -193,8 +193,12 @@ Gpt2 Gpt2::build(const ModelConfig& c, Gpt2Weights& w) {
         return WeightMatrix(s.shape[0], s.shape[1], std::move(it->second));
     };
     // a block's matrix, stored (in, out) as Hugging Face's Conv1D, held (out, in): each output's
-    // weights one contiguous row, the dot products decode reads fastest (chapter 07, issue 24)
-    const auto held_linear = [&] { return held().transposed(); };
+    // weights one contiguous row, the dot products decode reads fastest (chapter 07, issue 24);
+    // the 48 of them one after another in one mapping, in the order decode reads them (room for
+    // float32; an f16 model fills half, and pages never written take no memory)
+    const size_t C = static_cast<size_t>(c.n_embd);
+    WeightArena arena(static_cast<size_t>(c.n_layer) * (12 * C * C * sizeof(float) + 4 * 64));
+    const auto held_linear = [&] { return held().transposed(&arena); };
     m.wte_ = held();
     m.wpe_ = matrix();
     for (int i = 0; i < c.n_layer; ++i) {

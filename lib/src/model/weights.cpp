@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 
@@ -23,10 +24,9 @@ namespace {
 constexpr size_t kHugePage = size_t{2} << 20;  // x86-64's transparent huge page
 constexpr size_t kPage = 4096;
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
-}  // namespace
 
-void* allocate_weights(size_t bytes) {
-    if (bytes < kHugePage || kAsan) return ::operator new(bytes);
+// A mapping of `bytes` (rounded up to 4 KiB) that starts on a 2 MiB boundary, huge pages asked for.
+void* map_huge(size_t bytes) {
     // Map 2 MiB more than needed, then unmap the part before the first 2 MiB boundary and the part
     // after the tensor: what stays starts on a huge page and is as long as the tensor (in 4 KiB).
     const size_t length = round_up(bytes, kPage);
@@ -41,9 +41,86 @@ void* allocate_weights(size_t bytes) {
     return reinterpret_cast<void*>(start);
 }
 
+}  // namespace
+
+// A WeightArena's mapping: its room [start, end), the next free byte, how many matrices live in it.
+// It is unmapped when the arena is gone and its last matrix freed, whichever comes last.
+struct WeightArena::Mapping {
+    uintptr_t start = 0, end = 0, next = 0;
+    size_t length = 0;  // bytes mapped from start
+    size_t pieces = 0;
+    bool open = true;  // the arena still exists
+};
+
+namespace {
+
+// Every mapping with an arena or a matrix alive, for free_weights to find a piece's mapping.
+std::mutex g_arenas_lock;
+std::vector<WeightArena::Mapping*>& arenas() {
+    static std::vector<WeightArena::Mapping*> all;
+    return all;
+}
+
+// The arena WeightMatrix::transposed fills on this thread (set only while it allocates).
+thread_local WeightArena::Mapping* t_filling = nullptr;
+
+// Unmaps a mapping nothing uses any more (the lock held).
+void release_if_unused(WeightArena::Mapping* m) {
+    if (m->open || m->pieces > 0) return;
+    munmap(reinterpret_cast<void*>(m->start), m->length);
+    std::erase(arenas(), m);
+    delete m;
+}
+
+}  // namespace
+
+void* allocate_weights(size_t bytes) {
+    if (kAsan) return ::operator new(bytes);
+    if (WeightArena::Mapping* m = t_filling) {  // the next bytes of the arena, 64-byte aligned
+        const std::lock_guard<std::mutex> lock(g_arenas_lock);
+        const uintptr_t at = round_up(m->next, 64);
+        if (bytes <= m->end - std::min(m->end, at)) {
+            m->next = at + bytes;
+            ++m->pieces;
+            return reinterpret_cast<void*>(at);
+        }
+    }
+    if (bytes < kHugePage) return ::operator new(bytes);
+    return map_huge(bytes);
+}
+
 void free_weights(void* p, size_t bytes) noexcept {
-    if (bytes < kHugePage || kAsan) return ::operator delete(p);
+    if (kAsan) return ::operator delete(p);
+    {
+        const std::lock_guard<std::mutex> lock(g_arenas_lock);
+        const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+        for (WeightArena::Mapping* m : arenas()) {
+            if (at >= m->start && at < m->start + m->length) {
+                --m->pieces;
+                release_if_unused(m);
+                return;
+            }
+        }
+    }
+    if (bytes < kHugePage) return ::operator delete(p);
     munmap(p, round_up(bytes, kPage));
+}
+
+WeightArena::WeightArena(size_t bytes) {
+    if (kAsan || bytes == 0) return;
+    // room for `bytes`, mapped to the next 2 MiB so the last piece is in a huge page too
+    const size_t length = round_up(bytes, kHugePage);
+    const uintptr_t start = reinterpret_cast<uintptr_t>(map_huge(length));
+    mapping_ = new Mapping{start, start + bytes, start, length, 0, true};
+    const std::lock_guard<std::mutex> lock(g_arenas_lock);
+    arenas().push_back(mapping_);
+}
+
+WeightArena::~WeightArena() {
+    if (!mapping_) return;
+    const std::lock_guard<std::mutex> lock(g_arenas_lock);
+    mapping_->open = false;
+    release_if_unused(mapping_);
 }
 
 std::string to_string(WeightDtype dtype) { return dtype == WeightDtype::F32 ? "f32" : "f16"; }
@@ -95,7 +172,13 @@ void transpose_into(const T* in, size_t rows, size_t cols, T* out) {
 }
 }  // namespace
 
-WeightMatrix WeightMatrix::transposed() const {
+WeightMatrix WeightMatrix::transposed(WeightArena* arena) const {
+    // the allocations below come from the arena's mapping (allocate_weights), the copy from here
+    struct Filling {
+        WeightArena::Mapping* before = t_filling;
+        explicit Filling(WeightArena* a) { if (a) t_filling = a->mapping_; }
+        ~Filling() { t_filling = before; }
+    } filling(arena);
     if (dtype_ == WeightDtype::F16) {
         HalfVector bits(f16_.size());
         transpose_into(f16_.data(), rows_, cols_, bits.data());
