@@ -44,9 +44,10 @@ double measure_read_bandwidth(size_t bytes, int threads, int repeats = 5);
 
 /// measure_read_bandwidth's buffers, made once and kept, so a reading can sit right beside what it
 /// judges. Freeing a GiB slows what follows on a virtual machine: decode's products, timed just
-/// after measure_read_bandwidth returned, read at 9 to 28 GB/s where the same loop after a read of
-/// a kept buffer read 23 to 29 (GPT-2 124M's 49 matrices, 1 thread, 15 rounds each, AMD EPYC Zen 4
-/// under KVM, 26 Nov 2026: docs/measurements.md). `decodebook-bench` measures with one.
+/// after measure_read_bandwidth returned, read at 9.2 to 31.4 GB/s (median 81 % of the plain read)
+/// where the same loop after a read of a kept buffer read at 23.2 to 29.2 (median 95 %) (GPT-2
+/// 124M's 49 matrices, 1 thread, 15 rounds each, AMD EPYC Zen 4 under KVM, 26 Nov 2026:
+/// docs/measurements.md). `decodebook-bench` measures with one.
 /// Introduced in chapter 07.
 class ReadBandwidthMeter {
 public:
