@@ -151,12 +151,14 @@ TEST_CASE("parse_weight_dtype takes f32 and f16 and names the fix for anything e
 }
 
 TEST_CASE("the f16 matvec equals the float32 matvec on the widened weights bit for bit on odd shapes on every target", "[f16][kernels]") {
-    // W held (out, in). in: below 16, 16, one past, odd, not a multiple of 16; out: 1, odd, even
-    // (odd row ranges on two threads); 1, 2, 5 and 9 rows (the blocks of rows and their
-    // remainders); 1 and 2 threads; with a bias (the blocks) and without (the lm_head)
+    // W held (out, in). in: below 16, 16, one past, odd, not a multiple of 16, and 4099 (one row
+    // of x then reads four weight rows at a time on AVX2 and AVX-512: x and two rows of halves no
+    // longer fit in L1, kernels/dots.hpp); out: 1, odd, even (odd row ranges on two threads); 1, 2,
+    // 5 and 9 rows (the blocks of rows and their remainders); 1 and 2 threads; with a bias (the
+    // blocks) and without (the lm_head)
     uint64_t seed = 1;
     for (const std::string& target : kernel_targets_supported())
-    for (size_t in : {1, 3, 15, 16, 17, 50, 77, 192})
+    for (size_t in : {1, 3, 15, 16, 17, 50, 77, 192, 4099})
         for (size_t out : {1, 5, 17, 33, 64, 101})
             for (size_t B : {1, 2, 5, 9})
                 for (int threads : {1, 2}) {
