@@ -8,8 +8,8 @@
 // as decodebook-random-model --gpt2-small does, into DIR when it is not there yet):
 //   decode tokens/s (128 new tokens) with the weights held in f32 and in f16, on 1 and 2 threads,
 //   each beside the machine's read bandwidth
-//   measured in the same rounds, and the decode roofline, and matvec's, the lm_head's and
-//   attention's read rates as shares of the plain read, for each kernel target this processor runs
+//   measured in the same rounds, and the decode roofline, and matvec's (and of it the MLP
+//   projection's, whose long rows read four at a time), the lm_head's and attention's read rates as shares of the plain read, for each kernel target this processor runs
 //   (--kernel-target all|NAME, issue 24); prefill tokens/s of a 128-token prompt with
 //   each BLAS library (--blas-list: the linked OpenBLAS, Debian's BLIS); cached vs naive for 200 new
 //   tokens; peak memory; then the cached vs naive ratio on the embedded model; then (chapter 08)
@@ -124,7 +124,7 @@ double decode_seconds_per_token(const Gpt2& model, int new_tokens, int repeats) 
 // passes each, on num_threads() threads and the kernel target in use. The buffers are made once
 // (as the bandwidth meter's are: freeing memory slows what is timed next, roofline.hpp).
 struct KernelRates {
-    double matvec = 0, lm_head = 0, attention = 0;
+    double matvec = 0, mlp_proj = 0, lm_head = 0, attention = 0;  // mlp_proj: the C x 4C matrices alone
 };
 
 class KernelRateMeter {
@@ -145,13 +145,17 @@ public:
         for (int r = 0; r < repeats; ++r) {
             auto start = Clock::now();
             size_t at = 0;
+            double mlp_proj_seconds = 0;  // the C x 4C matrices' share of the pass (rows of 4C: kernels/dots.hpp)
             for (size_t l = 0; l < kLayers; ++l)
                 for (const auto& [out_width, in] : shapes) {
+                    const auto product_start = Clock::now();
                     if (f16_) matvec_f16(x_.data(), 1, blocks16_.data() + at, nullptr, out_width, in, y_.data());
                     else matvec(x_.data(), 1, blocks_.data() + at, nullptr, out_width, in, y_.data());
+                    if (in == 4 * C_) mlp_proj_seconds += seconds_since(product_start);
                     at += in * out_width;
                 }
             best.matvec = std::max(best.matvec, static_cast<double>(block_weights_ * width) / seconds_since(start));
+            best.mlp_proj = std::max(best.mlp_proj, static_cast<double>(kLayers * 4 * C_ * C_ * width) / mlp_proj_seconds);
             start = Clock::now();
             if (f16_) matvec_f16(x_.data(), 1, wte16_.data(), nullptr, V_, C_, y_.data());
             else matvec(x_.data(), 1, wte_.data(), nullptr, V_, C_, y_.data());
@@ -321,7 +325,7 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
     // (other work only ever slows a measurement down), against the higher of that round's two
     // bandwidth readings. Each dtype's roofline counts the bytes it reads (decode_weight_bytes).
     struct TargetFigures {
-        double decode_tps = 0, bandwidth = 0, bandwidth_highest = 0, matvec = 0, lm_head = 0, attention = 0;
+        double decode_tps = 0, bandwidth = 0, bandwidth_highest = 0, matvec = 0, mlp_proj = 0, lm_head = 0, attention = 0;
     };
     struct DecodeRun {
         WeightDtype dtype;
@@ -376,6 +380,7 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
                     const double read = std::max(before, meter.measure(t, 2));
                     const KernelRates rates = kernel_rates.measure(3);
                     f.matvec = std::max(f.matvec, rates.matvec);
+                    f.mlp_proj = std::max(f.mlp_proj, rates.mlp_proj);
                     f.lm_head = std::max(f.lm_head, rates.lm_head);
                     f.attention = std::max(f.attention, rates.attention);
                     f.bandwidth_highest = std::max(f.bandwidth_highest, read);
@@ -446,11 +451,14 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
                     std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
                 row(("  matvec (" + d + ") reads, " + threads).c_str(), fixed(f.matvec / 1e9, 1, "GB/s"),
                     percent_of(f.matvec, f.bandwidth_highest, "the plain read"));
+                row(("      MLP projection (" + d + "), " + threads).c_str(), fixed(f.mlp_proj / 1e9, 1, "GB/s"),
+                    percent_of(f.mlp_proj, f.bandwidth_highest, "the plain read"));
                 row(("  lm_head (" + d + ") reads, " + threads).c_str(), fixed(f.lm_head / 1e9, 1, "GB/s"),
                     percent_of(f.lm_head, f.bandwidth_highest, "the plain read"));
                 row(("  attention reads, " + threads).c_str(), fixed(f.attention / 1e9, 1, "GB/s"),
                     percent_of(f.attention, f.bandwidth_highest, "the plain read"));
                 if (measurement_disturbed(f.matvec / f.bandwidth_highest, 0, 1) ||
+                    measurement_disturbed(f.mlp_proj / f.bandwidth_highest, 0, 1) ||
                     measurement_disturbed(f.lm_head / f.bandwidth_highest, 0, 1) ||
                     measurement_disturbed(f.attention / f.bandwidth_highest, 0, 1))
                     std::cout << "  (a kernel read faster than the plain read: the host's bandwidth changed between them; run again)\n";
@@ -463,6 +471,7 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
                                             {"read_bandwidth_bytes_per_s", f.bandwidth},
                                             {"read_bandwidth_highest_bytes_per_s", f.bandwidth_highest},
                                             {"matvec_read_bytes_per_s", f.matvec},
+                                            {"mlp_proj_read_bytes_per_s", f.mlp_proj},
                                             {"lm_head_read_bytes_per_s", f.lm_head},
                                             {"attention_read_bytes_per_s", f.attention}});
             }
