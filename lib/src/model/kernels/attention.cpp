@@ -219,22 +219,36 @@ void attend(const float* q, const float* keys, const float* values, size_t lengt
 
 void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* keys, const float* const* values,
                  const size_t* lengths, size_t C, int n_head, float* scores, size_t scores_stride, float* out) {
-    // each row's cache read position by position (every head of a position at once); a row's heads
-    // split into as many groups as there are threads, and every (row, group) pair is independent
+    // each row's cache read position by position (every head of a position at once). The scores
+    // first: each row's positions in as many contiguous parts as there are threads, every part
+    // whole cached rows (each score is its own dot product, so the split changes no bits). Then
+    // each row's heads in as many groups as there are threads, each group its softmaxes and its
+    // weighted sums over all positions (a sum over positions keeps one order on any number of
+    // threads). Split by heads, two threads' scores each read half of every cached row, and the
+    // two together read the keys no faster than one thread (docs/measurements.md).
     const size_t H = static_cast<size_t>(n_head), D = C / H;
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     const int threads = g_threads;
-    const size_t groups = std::min(H, static_cast<size_t>(threads));
-    const long tasks = static_cast<long>(B * groups);
+    const size_t parts = static_cast<size_t>(threads), groups = std::min(H, parts);
+    const long score_tasks = static_cast<long>(B * parts), sum_tasks = static_cast<long>(B * groups);
     const KernelTable& k = kernels();  // this processor's best target, or set_kernel_target's
-#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1 && tasks > 1)
-    for (long t = 0; t < tasks; ++t) {
-        const size_t b = static_cast<size_t>(t) / groups, g = static_cast<size_t>(t) % groups;
-        const auto [h0, h1] = std::pair{H * g / groups, H * (g + 1) / groups};
-        float* row_scores = scores + b * H * scores_stride;  // (H, scores_stride): row b's heads
-        k.heads_scores(q + b * q_stride, keys[b], lengths[b], C, D, h0, h1, scale, row_scores, scores_stride);
-        for (size_t h = h0; h < h1; ++h) softmax_in_place(row_scores + h * scores_stride, lengths[b]);
-        k.heads_weighted_sum(row_scores, scores_stride, values[b], lengths[b], C, D, h0, h1, out + b * C);
+#pragma omp parallel num_threads(threads) if (threads > 1)
+    {
+#pragma omp for schedule(static)
+        for (long t = 0; t < score_tasks; ++t) {
+            const size_t b = static_cast<size_t>(t) / parts, p = static_cast<size_t>(t) % parts;
+            const auto [s0, s1] = std::pair{lengths[b] * p / parts, lengths[b] * (p + 1) / parts};
+            k.heads_scores(q + b * q_stride, keys[b] + s0 * C, s1 - s0, C, D, 0, H, scale,
+                           scores + b * H * scores_stride + s0, scores_stride);
+        }
+#pragma omp for schedule(static)
+        for (long t = 0; t < sum_tasks; ++t) {
+            const size_t b = static_cast<size_t>(t) / groups, g = static_cast<size_t>(t) % groups;
+            const auto [h0, h1] = std::pair{H * g / groups, H * (g + 1) / groups};
+            float* row_scores = scores + b * H * scores_stride;  // (H, scores_stride): row b's heads
+            for (size_t h = h0; h < h1; ++h) softmax_in_place(row_scores + h * scores_stride, lengths[b]);
+            k.heads_weighted_sum(row_scores, scores_stride, values[b], lengths[b], C, D, h0, h1, out + b * C);
+        }
     }
 }
 
