@@ -9,7 +9,8 @@
 //   decode tokens/s (128 new tokens) with the weights held in f32 and in f16, on 1 and 2 threads,
 //   each beside the machine's read bandwidth
 //   measured in the same rounds, and the decode roofline, and matvec's (and of it the MLP
-//   projection's, whose long rows read four at a time), the lm_head's and attention's read rates as shares of the plain read, for each kernel target this processor runs
+//   projection's, whose long rows read four at a time), the lm_head's and attention's read rates
+//   as shares of the plain read, for each kernel target this processor runs
 //   (--kernel-target all|NAME, issue 24); prefill tokens/s of a 128-token prompt with
 //   each BLAS library (--blas-list: the linked OpenBLAS, Debian's BLIS); cached vs naive for 200 new
 //   tokens; peak memory; then the cached vs naive ratio on the embedded model; then (chapter 08)
@@ -119,8 +120,9 @@ double decode_seconds_per_token(const Gpt2& model, int new_tokens, int repeats) 
 // The read rates of decode's three kernels, in bytes per second, on the model's shapes (random
 // values make no difference to a kernel's speed): the blocks' matvec over 4 layers' four matrices
 // (held (out, in): 3C x C, C x C, 4C x C, C x 4C: more than the caches hold, so each pass reads
-// memory as a decode step does), the lm_head's matvec over wte (V x C), and attention (attend_rows) of one
-// query over 1024 cached positions in each of 12 layers' keys and values (75 MB). Best of `repeats`
+// memory as a decode step does; the C x 4C ones also timed alone), the lm_head's matvec over wte
+// (V x C), and attention (attend_rows) of one query over 1024 cached positions in each of 12
+// layers' keys and values (75 MB). Best of `repeats`
 // passes each, on num_threads() threads and the kernel target in use. The buffers are made once
 // (as the bandwidth meter's are: freeing memory slows what is timed next, roofline.hpp).
 struct KernelRates {

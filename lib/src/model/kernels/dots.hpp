@@ -119,8 +119,8 @@ inline constexpr size_t kL1Bytes = 32 * 1024;
 // Whether one row of x and two weight rows fit in L1 together. One row of x is read again for
 // every pass over the weights while the weights pass through once; when x and the two rows
 // streamed beside it do not fit (GPT-2's MLP projection in f32: 12 KiB of x, two 12 KiB rows),
-// each pass evicts x, which is then read from L2 for the next: that matrix read at 78-84 % of a
-// plain read on AVX2 and 85-95 % on AVX-512 where the other three read at 93-105 %
+// each pass evicts x, which is then read from L2 for the next: that matrix read at 78-85 % of a
+// plain read on AVX2 and 85-97 % on AVX-512 where the other three read at 90-107 %
 // (docs/measurements.md).
 template <class Read>
 inline bool x_fits_beside_two_rows(size_t n) {
@@ -130,8 +130,8 @@ inline bool x_fits_beside_two_rows(size_t n) {
 // y[b, r] = M[r, :] . x[b, :] + bias[r] for r in [r0, r1), every b < B.
 // Two rows half the range apart side by side (two memory streams: the fastest way measured,
 // docs/measurements.md), then an odd range's last row. When x and two rows do not fit in L1, four
-// rows a quarter of the range apart (x read once for four rows: 90-98 % of a plain read on AVX2
-// where two rows read 77-84 %), then the range's last rows one by one; not on the default target,
+// rows a quarter of the range apart (x read once for four rows: 90-92 % of a plain read on AVX2
+// where two rows read 78-85 %), then the range's last rows one by one; not on the default target,
 // whose sixteen registers do not hold four rows' sums. One row of x asks for nothing ahead (the
 // hardware prefetcher keeps up with two streams; asking made it slower); a batch does, and takes
 // its rows of x NB at a time (NB: how many rows' sums the target's registers hold beside the
