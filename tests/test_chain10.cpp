@@ -131,7 +131,8 @@ TEST_CASE("mirostat ends llama.cpp's mirostat chain", "[chain10][sampler][mirost
     const LogitsChain chain(c);
     // common_sampler_init: logit_bias, temp, mirostat_v2 (min_new_tokens is ours, before the warpers)
     CHECK(chain.describe() == "logit_bias(13:-100) -> min_new_tokens(2) -> temperature(0.7) -> mirostat_v2(tau=5, eta=0.1)");
-    CHECK(chain.mirostat() == 2);
+    CHECK(chain.end().stateful());
+    CHECK(chain.end().name() == "mirostat_v2(tau=5, eta=0.1)");
     c.mirostat = 1;
     c.mirostat_tau = 3.0f;
     CHECK(LogitsChain(c).describe() == "logit_bias(13:-100) -> min_new_tokens(2) -> temperature(0.7) -> mirostat(tau=3, eta=0.1)");
@@ -141,7 +142,7 @@ TEST_CASE("mirostat ends llama.cpp's mirostat chain", "[chain10][sampler][mirost
     const xt::xtensor<float, 1> z = xt::zeros<float>({32});
     CHECK_THAT(error_of([&] { (void)chain.distribution(z, context); }), Catch::Contains("mirostat truncates by its mu"));
     CHECK_THAT(error_of([&] { (void)chain.choose(z, 0.5); }), Catch::Contains("mirostat truncates by its mu"));
-    CHECK_THAT(error_of([&] { (void)chain.draw(z, context, 0.5); }), Catch::Contains("the chain does not hold mu"));
+    CHECK_THAT(error_of([&] { (void)chain.draw(z, context, 0.5); }), Catch::Contains("record the steps with make_watched_sampler"));
 }
 
 TEST_CASE("a watched mirostat sampler records where each coin fell in mu's truncation", "[chain10][sampler][mirostat]") {

@@ -28,6 +28,7 @@
 #include "decodebook/course/csv.hpp"
 #include "decodebook/course/model_dir.hpp"
 #include "decodebook/course/terminal.hpp"
+#include "decodebook/decoding/chain_end.hpp"
 
 using namespace decodebook;
 using namespace chapter08;
@@ -53,7 +54,7 @@ int main(int argc, char** argv) {
     info.csv_columns = "series,x,y";
     const CommandLine opt = parse_command_line(argc, argv, info);
     return run_program([&] {
-        if (opt.config.mirostat != 0)  // refused before any output: every part verifies drafts
+        if (ends_in_state(opt.config))  // refused before any output: every part verifies drafts
             throw UsageError("mirostat = " + std::to_string(opt.config.mirostat) +
                                  " in chapter 08: verifying drafts would have to roll mirostat's mu back, which it cannot",
                              "drop --mirostat here; chapter 10 and decodebook-generate run it");

@@ -17,7 +17,6 @@
 #include "decodebook/decoding/bind.hpp"
 #include "decodebook/decoding/constraint.hpp"
 #include "decodebook/decoding/generate.hpp"
-#include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/decoding/stop_strings.hpp"
 #include "decodebook/model/kernels.hpp"
 #include "decodebook/model/safetensors.hpp"

@@ -10,7 +10,6 @@
 #include <xtensor/xview.hpp>
 
 #include "decodebook/base/error.hpp"
-#include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/model/tokenizer.hpp"
 #include "decodebook/sampling/sampling.hpp"
 #include "generate_checked.hpp"

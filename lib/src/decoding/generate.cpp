@@ -1,8 +1,6 @@
 // Chapter 02: the general decode loop.
 #include "decodebook/decoding/generate.hpp"
 
-#include "decodebook/decoding/bind.hpp"
-
 #include <chrono>
 #include <memory>
 
@@ -34,8 +32,8 @@ std::vector<int> check_request(const ModelConfig& mc, const std::vector<int>& pr
                         "pass --eos-token-id with this model's ids, or model");
         }
     }
-    check_knob_ids(config, mc.vocab_size);  // chapter 10: the ids the biases name
-    if (!constraint_kind(config).empty() && !config.constraint) {  // chapter 09: never ignore a constraint
+    check_knob_ids(config, mc.vocab_size);  // every id a bias or suppression names is in the vocabulary
+    if (!constraint_kind(config).empty() && !config.constraint) {  // a constraint is never ignored
         throw Error("a " + constraint_kind(config) + " constraint is set but was not built for this tokenizer",
                     "call bind_to_tokenizer(config, tokenizer, eos_ids) (decoding/bind.hpp), or set config.constraint = "
                     "make_constraint(config, tokenizer.vocabulary(), eos_ids) (decoding/constraint.hpp), before generating");

@@ -15,7 +15,10 @@
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/utf8.hpp"
 #include "decodebook/constrain/regex.hpp"
+#include "decodebook/decoding/chain_end.hpp"
 #include "decodebook/decoding/constraint.hpp"
+#include "decodebook/decoding/stages.hpp"
+#include "decodebook/sampling/sampling.hpp"
 
 namespace decodebook {
 
@@ -612,7 +615,7 @@ std::vector<Knob> make_table() {
     t.push_back(choice("order", "order", G::Sampling, "processor order of an engine", &C::order, kOrders));
     t.push_back(number<uint64_t>("seed", "seed", G::Sampling, "seed of the coin stream", &C::seed,
                                  [](uint64_t) { return true; }, "in [0, 2^64)"));
-    // chapter 10: the field's other samplers (truncations, XTC, mirostat, dynamic temperature)
+    // the field's other samplers (truncations, XTC, mirostat, dynamic temperature)
     t.push_back(number<float>("typical_p", "typical-p", G::Sampling,
                               "locally typical sampling: keep the tokens closest to the entropy up to this mass (HF, llama.cpp)",
                               &C::typical_p, [](float v) { return v > 0 && v <= 1; }, "in (0, 1] (1 = off)", true));
@@ -658,7 +661,7 @@ std::vector<Knob> make_table() {
     t.push_back(number<int>("no_repeat_ngram_size", "no-repeat-ngram-size", G::Penalties,
                             "ban repeating any n-gram of this size", &C::no_repeat_ngram_size,
                             [](int v) { return v >= 0; }, ">= 0 (0 = off)"));
-    // chapter 10: DRY and the biases
+    // DRY and the biases
     t.push_back(number<float>("dry_multiplier", "dry-multiplier", G::Penalties,
                               "DRY: penalise a token that would extend a repeat (llama.cpp)", &C::dry_multiplier,
                               [=](float v) { return finite(v) && v >= 0; }, ">= 0 (0 = off)"));
@@ -745,93 +748,17 @@ std::vector<Knob> make_table() {
 }
 
 
-// ------------------------------------------------------------------ chapter 10: which engine has what
-// A chapter-10 knob that is on, with the orders (engines) whose chain has it. A knob set under an
-// order that lacks it is refused, never placed where that engine would not put it.
-struct EngineKnob {
-    const char* name;  // the knob, as the table spells it
-    std::vector<ChainOrder> orders;
-    std::function<bool(const GenerationConfig&)> on;
-};
-
-const std::vector<EngineKnob>& engine_knobs() {
-    using O = ChainOrder;
-    using C = GenerationConfig;
-    static const std::vector<EngineKnob> table = {
-        {"typical_p", {O::HuggingFace, O::LlamaCpp}, [](const C& c) { return c.typical_p < 1; }},
-        {"epsilon_cutoff", {O::HuggingFace}, [](const C& c) { return c.epsilon_cutoff > 0; }},
-        {"eta_cutoff", {O::HuggingFace}, [](const C& c) { return c.eta_cutoff > 0; }},
-        {"top_n_sigma", {O::LlamaCpp}, [](const C& c) { return c.top_n_sigma > 0; }},
-        {"xtc_probability", {O::LlamaCpp}, [](const C& c) { return c.xtc_probability > 0; }},
-        {"mirostat", {O::LlamaCpp}, [](const C& c) { return c.mirostat != 0; }},
-        {"dynatemp_range", {O::LlamaCpp}, [](const C& c) { return c.dynatemp_range > 0; }},
-        {"dry_multiplier", {O::LlamaCpp}, [](const C& c) { return c.dry_multiplier > 0; }},
-        {"logit_bias", {O::HuggingFace, O::LlamaCpp, O::Vllm}, [](const C& c) { return !c.logit_bias.empty(); }},
-        {"sequence_bias", {O::HuggingFace}, [](const C& c) { return !c.sequence_bias.empty(); }},
-        {"bad_words_ids", {O::HuggingFace, O::Vllm}, [](const C& c) { return !c.bad_words_ids.empty(); }},
-        {"suppress_tokens", {O::HuggingFace}, [](const C& c) { return !c.suppress_tokens.empty(); }},
-        {"begin_suppress_tokens", {O::HuggingFace}, [](const C& c) { return !c.begin_suppress_tokens.empty(); }},
-    };
-    return table;
-}
-
-// "hf and llama.cpp", "--order hf or --order llama.cpp".
-std::string orders_text(const std::vector<ChainOrder>& orders, const std::string& prefix, const std::string& joint) {
-    std::string s;
-    for (size_t i = 0; i < orders.size(); ++i) {
-        if (i > 0) s += i + 1 == orders.size() ? joint : ", ";
-        s += prefix + to_string(orders[i]);
-    }
-    return s;
-}
-
-void check_engine_knobs(const GenerationConfig& config) {
-    for (const EngineKnob& e : engine_knobs()) {
-        if (!e.on(config)) continue;
-        bool has = false;
-        for (ChainOrder o : e.orders) has = has || o == config.order;
-        if (has) continue;
-        const Knob& k = find_knob(e.name);
-        const std::string whose = e.orders.size() == 1 ? to_string(e.orders[0]) + "'s sampler"
-                                                       : "a sampler of " + orders_text(e.orders, "", " and ");
-        throw Error(e.name + std::string(" = ") + k.get(config) + " is " + whose + ", and --order is " +
-                        to_string(config.order) + " (its chain has no such step)",
-                    "add " + orders_text(e.orders, "--order ", " or ") + ", or drop --" + k.flag);
-    }
-}
-
-// Mirostat ends llama.cpp's chain in place of top-k ... temperature (common_sampler_init,
-// common/sampling.cpp: logit_bias, temp, mirostat): every knob that chain skips is refused rather
-// than ignored, and so are the loops that would need to roll its mu back.
-void check_mirostat(const GenerationConfig& c) {
+// Mirostat's end keeps mu, and has no greedy mode: the loops that would have to roll mu back
+// (beam search, prompt lookup; a draft model in make_drafter) refuse a stateful end, and mirostat
+// refuses the settings that leave it nothing to draw.
+void check_chain_end(const GenerationConfig& c) {
     if (c.mirostat == 0) return;
     const std::string m = "mirostat = " + std::to_string(c.mirostat);
-    const std::string chain = " (llama.cpp's mirostat chain is logit_bias -> temperature -> mirostat: refused rather "
-                              "than ignored)";
-    struct Ignored {
-        const char* name;
-        bool on;
-        const char* off;  // the value that turns it off (a program's own default may have turned it on)
-    };
-    const Ignored ignored[] = {
-        {"top_k", c.top_k > 0, "0"}, {"top_p", c.top_p < 1, "1"}, {"min_p", c.min_p > 0, "0"},
-        {"typical_p", c.typical_p < 1, "1"}, {"top_n_sigma", c.top_n_sigma > 0, "-1"},
-        {"xtc_probability", c.xtc_probability > 0, "0"}, {"dry_multiplier", c.dry_multiplier > 0, "0"},
-        {"repetition_penalty", c.repetition_penalty != 1, "1"}, {"presence_penalty", c.presence_penalty != 0, "0"},
-        {"frequency_penalty", c.frequency_penalty != 0, "0"}, {"no_repeat_ngram_size", c.no_repeat_ngram_size > 0, "0"},
-        {"dynatemp_range", c.dynatemp_range > 0, "0"},
-    };
-    for (const Ignored& i : ignored) {
-        if (!i.on) continue;
-        const Knob& k = find_knob(i.name);
-        throw Error(std::string(i.name) + " = " + k.get(c) + " has no effect with " + m + chain,
-                    "drop --" + k.flag + " (or pass --" + k.flag + " " + i.off + "), or drop --mirostat");
-    }
-    if (c.num_beams > 1)
+    if (ends_in_state(c) && c.num_beams > 1)
         throw Error(m + " with beam search (num_beams " + std::to_string(c.num_beams) +
                         ") is not offered: mirostat draws one token per step and keeps mu",
                     "drop --num-beams (or pass --num-beams 1), or drop --mirostat");
-    if (c.prompt_lookup_num_tokens > 0)
+    if (ends_in_state(c) && c.prompt_lookup_num_tokens > 0)
         throw Error(m + " with speculative decoding (prompt_lookup_num_tokens " +
                         std::to_string(c.prompt_lookup_num_tokens) +
                         ") is not offered: verifying k drafts at once would have to roll mu back at each rejection",
@@ -888,11 +815,13 @@ void set_knob(GenerationConfig& config, const std::string& name, const std::stri
     config = next;
 }
 
-void validate(const GenerationConfig& config) {
+void validate(const GenerationConfig& config) { validate(config, stage_table()); }
+
+void validate(const GenerationConfig& config, const StageTable& stages) {
     for (const Knob& k : knobs())
         if (!k.valid(config)) invalid(k.name, k.flag, k.get(config), k.rule);
-    check_engine_knobs(config);  // chapter 10: a knob only where its engine has it
-    check_mirostat(config);
+    stages.check_engine(config);  // a knob only where its engine's chain has its stage
+    check_chain_end(config);
     if (config.min_new_tokens > config.max_new_tokens) {
         throw Error("min_new_tokens (" + std::to_string(config.min_new_tokens) + ") exceeds max_new_tokens (" +
                         std::to_string(config.max_new_tokens) + ")",
@@ -908,7 +837,7 @@ void validate(const GenerationConfig& config) {
                         std::to_string(config.num_beams) + " and do_sample is true",
                     "drop the sampling flags, or pass --do-sample false with --num-beams");
     }
-    if (config.num_beams > 1 && !config.stop.empty()) {  // refused, not ignored (issue 23)
+    if (config.num_beams > 1 && !config.stop.empty()) {  // refused, not ignored
         throw Error("stop strings with beam search are not offered: num_beams is " + std::to_string(config.num_beams) +
                         " and stop is " + nlohmann::json(config.stop).dump() +
                         " (beam search would run to its end and ignore them)",
@@ -943,12 +872,6 @@ std::vector<int> resolve_eos_ids(const GenerationConfig& config, int model_eos_t
     if (config.eos_token_id) return *config.eos_token_id;
     if (model_eos_token_id < 0) return {};
     return {model_eos_token_id};
-}
-
-std::string knob_number(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
 }
 
 }  // namespace decodebook

@@ -17,14 +17,6 @@ xt::xtensor<float, 1> last_position_logits(const xt::xtensor<float, 2>& logits) 
     return xt::view(logits, T - 1, xt::all());
 }
 
-int argmax(const xt::xtensor<float, 1>& logits) {
-    size_t best = 0;
-    for (size_t i = 1; i < logits.size(); ++i) {
-        if (logits(i) > logits(best)) best = i;  // strict '>': the first maximum wins ties
-    }
-    return static_cast<int>(best);
-}
-
 void check_generation_request(const ModelConfig& config, const std::vector<int>& prompt, const StopRule& stop) {
     if (prompt.empty()) {
         throw Error("the prompt is empty: the model needs at least one token to condition on",

@@ -13,6 +13,7 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
+#include "decodebook/decoding/chain_end.hpp"
 #include "decodebook/model/cached_sequence.hpp"
 #include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/kv_cache.hpp"
@@ -207,7 +208,7 @@ Drafter make_drafter(const GenerationConfig& config, const Gpt2* assistant, std:
         return prompt_lookup_drafter(vllm, config.prompt_lookup_min, config.max_matching_ngram_size,
                                      std::vector<int>(eos_ids.begin(), eos_ids.end()));
     }
-    if (config.mirostat != 0)  // validate refuses it with prompt lookup; a draft model is known only here
+    if (ends_in_state(config))  // validate refuses it with prompt lookup; a draft model is known only here
         throw Error("mirostat = " + std::to_string(config.mirostat) +
                         " with speculative decoding is not offered: verifying k drafts at once would have to roll "
                         "mirostat's mu back at each rejection",

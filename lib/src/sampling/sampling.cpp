@@ -30,6 +30,20 @@ using removal::remove_unkept;
 
 }  // namespace
 
+int argmax(const xt::xtensor<float, 1>& logits) {
+    size_t best = 0;
+    for (size_t i = 1; i < logits.size(); ++i) {
+        if (logits(i) > logits(best)) best = i;  // strict '>': the first maximum wins ties
+    }
+    return static_cast<int>(best);
+}
+
+std::string knob_number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
 xt::xtensor<float, 1> softmax(const xt::xtensor<float, 1>& logits) {
     float max = kRemoved;
     for (float z : logits) max = std::max(max, z);

@@ -15,6 +15,10 @@
 #include <vector>
 
 namespace decodebook {
+struct StageTable;
+}  // namespace decodebook
+
+namespace decodebook {
 
 struct Constraint;  // decoding/constraint.hpp (chapter 09)
 
@@ -44,9 +48,6 @@ enum class ChainOrder {
 /// The spelling of an order: "hf", "llama.cpp" or "vllm". Introduced in chapter 03.
 std::string to_string(ChainOrder order);
 
-/// A knob's number as the table, `--show-config` and `--show-chain` print it ("%g": 0.9, 1.3,
-/// 40). Introduced in chapter 02.
-std::string knob_number(double v);
 /// Parse an order's spelling. Introduced in chapter 03.
 /// @throws Error naming the accepted values.
 ChainOrder parse_chain_order(const std::string& text);
@@ -141,7 +142,7 @@ struct GenerationConfig {
     float presence_penalty = 0.0f;    ///< OpenAI presence penalty in [-2, 2], over the output
     float frequency_penalty = 0.0f;   ///< OpenAI frequency penalty in [-2, 2], over the output
     int no_repeat_ngram_size = 0;     ///< ban repeating any n-gram (HF); 0 = off
-    // -- chapter 10: the field's other samplers. Each runs only in the orders of the engines that
+    // -- the field's other samplers (chapter 10). Each runs only in the orders of the engines that
     //    have it (validate refuses the others, naming them); sampling/other_samplers.hpp has the rules.
     float typical_p = 1.0f;           ///< locally typical mass in (0, 1]; 1 = off (HF, llama.cpp)
     float epsilon_cutoff = 0.0f;      ///< remove p < epsilon, in [0, 1); 0 = off (HF)
@@ -243,8 +244,12 @@ void set_knob(GenerationConfig& config, const std::string& name, const std::stri
 /// mirostat (llama.cpp's order) without the knobs its chain ignores (top_k, top_p, min_p,
 /// typical_p, top_n_sigma, XTC, DRY, the penalties, dynatemp), beams, prompt lookup, do_sample
 /// false or temperature 0. Token ids are checked against a vocabulary by check_knob_ids
-/// (decoding/bind.hpp). Introduced in chapter 02.
+/// (decoding/bind.hpp). Which engine has which sampler, and what a mirostat chain ignores, come
+/// from `stages` (decoding/stages.hpp; the library's stage_table() unless a test passes its own).
+/// Introduced in chapter 02.
 /// @throws Error on the first bad value: "top_p = 1.5 is invalid: it must be in [0, 1] (1 = off)".
+void validate(const GenerationConfig& config, const StageTable& stages);
+/// validate(config, stage_table()). Introduced in chapter 02.
 void validate(const GenerationConfig& config);
 
 /// "max_new_tokens 32, do_sample true, temperature 0.7, ..." for the knobs of `groups`

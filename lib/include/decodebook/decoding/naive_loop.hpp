@@ -7,6 +7,8 @@
 
 #include <xtensor/xtensor.hpp>
 
+#include "decodebook/sampling/sampling.hpp"  // argmax
+
 namespace decodebook {
 class Gpt2;
 struct ModelConfig;
@@ -20,9 +22,6 @@ namespace decodebook {
 /// @return (V) a copy of row T - 1
 xt::xtensor<float, 1> last_position_logits(const xt::xtensor<float, 2>& logits);
 
-/// The id of the largest logit; ties go to the lowest id (as torch.argmax, llama.cpp and
-/// llama2.c do). Introduced in chapter 01.
-int argmax(const xt::xtensor<float, 1>& logits);
 
 /// Chooses the next token from the last position's logits (V). Introduced in chapter 00.
 using Picker = std::function<int(const xt::xtensor<float, 1>& logits)>;

@@ -5,45 +5,19 @@
 /// which order; the distribution it draws from; and the Sampler type the loops call with it.
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <xtensor/xtensor.hpp>
 
+#include "decodebook/decoding/chain_end.hpp"
 #include "decodebook/decoding/generation_config.hpp"
+#include "decodebook/decoding/processor.hpp"
+#include "decodebook/decoding/stages.hpp"
 
 namespace decodebook {
-
-/// What a processor may look at besides the logits: views of the caller's ids, so a context for
-/// any prefix of a sequence costs nothing (chapter 08 checks k drafted positions at once).
-/// Introduced in chapter 04.
-struct DecodeContext {
-    std::span<const int> prompt;     ///< the prompt's ids
-    std::span<const int> generated;  ///< ids generated so far (a view of the loop's own vector)
-    int step = 0;                    ///< index of the token being chosen (generated.size())
-    std::span<const int> eos_ids{};  ///< the ids that end generation (min_new_tokens masks them)
-};
-
-/// One step of the chain: a name for `--show-chain` and the edit it makes to the logits.
-/// Introduced in chapter 02.
-struct Processor {
-    std::string name;  ///< e.g. "top_p(0.9)"
-    std::function<void(xt::xtensor<float, 1>& logits, const DecodeContext& context)> apply;  ///< edits in place
-};
-
-/// One pick seen from the coin's side: the token, the coin, the token's probability in the
-/// distribution the coin was drawn from, and its slice of that distribution's CDF, so the
-/// coin -> token mapping can be checked by hand (`--show-steps`). Introduced in chapter 02.
-struct Draw {
-    double coin = 0;       ///< the step's coin (drawn even when the step is greedy)
-    int token = 0;         ///< the token chosen
-    float processed = 0;   ///< its probability after the chain's processors (softmax of the processed logits)
-    float raw = 0;         ///< its probability under the raw logits (T = 1, no processor)
-    double from = 0;       ///< its slice [from, to) of the processed CDF (candidate_order, as a fraction
-    double to = 0;         ///< of the total): when sampling, the token is chosen iff from <= coin < to
-    bool greedy = false;   ///< argmax step: no coin was used
-};
 
 /// The processors a config asks for, in its engine's order (config.order), skipping those that
 /// are off; a caller's own processors (a constraint's mask, chapter 09) run first of all.
@@ -56,7 +30,9 @@ public:
     ///        warpers) and in greedy mode too, so one mask serves sampling, greedy and beam search
     ///        (HF's `logits_processor=` argument). Introduced in chapter 07, for chapter 09.
     /// @throws Error on a bad config.
-    explicit LogitsChain(const GenerationConfig& config, std::vector<Processor> first = {});
+    /// @param stages the stage table (the library's; a test may pass its own)
+    explicit LogitsChain(const GenerationConfig& config, std::vector<Processor> first = {},
+                         const StageTable& stages = stage_table());
     /// Run every processor in order on a copy of the logits. Introduced in chapter 02.
     /// @throws Error naming the processor after which no token is left (every logit -inf): a
     /// caller's constraint, min_new_tokens or a penalty; the fix depends on which.
@@ -65,41 +41,37 @@ public:
     /// or, when the chain is greedy, all the mass on their argmax (ties: the lowest id).
     /// Chapter 08's rejection sampling needs exactly this: with a greedy target it accepts a
     /// draft iff the draft is the argmax. Introduced in chapter 07.
-    /// @throws Error as apply, and for a chain that ends in mirostat (chapter 10): its
-    /// distribution depends on mu, which only make_sampler keeps.
+    /// @throws Error as apply, and for a chain whose end is stateful (mirostat, chapter 10): its
+    /// distribution depends on state the chain does not hold; make_sampler's own end does.
     xt::xtensor<float, 1> distribution(const xt::xtensor<float, 1>& logits, const DecodeContext& context) const;
     /// The token `coin` picks from `distribution`: its argmax when the chain is greedy, else
     /// inverse-CDF sampling (sample_inverse_cdf: unnormalised weights are fine). Introduced in chapter 07.
-    /// @throws Error for a chain that ends in mirostat (chapter 10).
+    /// @throws Error for a chain whose end is stateful (chapter 10).
     int choose(const xt::xtensor<float, 1>& distribution, double coin) const;
     /// Choose the next token: choose(distribution(logits, context), coin). Introduced in chapter 02.
     int pick(const xt::xtensor<float, 1>& logits, const DecodeContext& context, double coin) const;
     /// pick, recorded: the chain runs once, and the Draw says where the coin fell. Introduced in chapter 02.
-    /// @throws Error for a chain that ends in mirostat (chapter 10): its draw depends on mu, which
-    /// make_watched_sampler keeps.
+    /// @throws Error for a chain whose end is stateful (chapter 10): make_watched_sampler's own end records it.
     Draw draw(const xt::xtensor<float, 1>& logits, const DecodeContext& context, double coin) const;
     /// "repetition_penalty(1.3) -> temperature(0.7) -> top_p(0.9) -> sample" (or "-> argmax", or,
     /// with mirostat, "-> mirostat_v2(tau=5, eta=0.1)"). Introduced in chapter 02.
     std::string describe() const;
-    /// One step of the chain's mirostat end: run the processors, then mirostat_v1_step (m = 100, as
-    /// llama.cpp's common_sampler_init) or mirostat_v2_step with `coin`, updating `mu`. make_sampler
-    /// calls it with the mu it keeps. Introduced in chapter 10.
-    /// @throws Error as apply, or when the chain has no mirostat end.
-    int mirostat_step(const xt::xtensor<float, 1>& logits, const DecodeContext& context, double tau, double eta,
-                      double& mu, double coin) const;
-    /// 0, or the mirostat version (1 or 2) that ends the chain. Introduced in chapter 10.
-    int mirostat() const { return mirostat_; }
     /// The processors, in order. Introduced in chapter 02.
     const std::vector<Processor>& processors() const { return processors_; }
+    /// The end, fresh: a sampler decodes with its own clone (a stateful end moves as it picks).
+    /// Introduced in chapter 10.
+    const ChainEnd& end() const { return *end_; }
     /// True when the chain ends in argmax instead of sampling. Introduced in chapter 02.
-    bool greedy() const { return greedy_; }
+    bool greedy() const { return end_->greedy(); }
 
 private:
+    // Refuses `what` for a chain whose end is stateful, with `fix` (chapter 10).
+    void refuse_stateful(const std::string& what, const std::string& fix) const;
     std::vector<Processor> processors_;
     size_t first_ = 0;  // how many of processors_ are the caller's
-    bool greedy_ = false;
-    int mirostat_ = 0;           // chapter 10: 1 or 2 when mirostat ends the chain
-    std::string mirostat_name_;  // "mirostat_v2(tau=5, eta=0.1)"
+    // Fresh, and used by this chain only while stateless (its calls are const and may run on
+    // several threads); shared so that the chain can be copied.
+    std::shared_ptr<ChainEnd> end_;
 };
 
 /// Chooses the next token from the last position's logits (V) and the context. A picker with
@@ -109,10 +81,9 @@ using Sampler = std::function<int(const xt::xtensor<float, 1>& logits, const Dec
 /// The simplest Sampler: argmax of the raw logits (no processors). Introduced in chapter 02.
 int greedy(const xt::xtensor<float, 1>& logits, const DecodeContext& context);
 
-/// The Sampler a config describes: LogitsChain(config), then argmax or a sample with
-/// coin i of Rng(seed) for token i (with mirostat, chapter 10: LogitsChain::mirostat_step with coin i
-/// and the mu this sampler keeps, starting at 2 tau as llama.cpp's; a Draw then gives the token's
-/// slice of the truncation mu decided, found by bisecting on the coin). Exactly one coin is drawn per step, used or not, so coin i
+/// The Sampler a config describes: LogitsChain(config), then its end (argmax, a sample or, in
+/// chapter 10, mirostat) with coin i of Rng(seed) for token i. The sampler owns a clone of the
+/// chain's end, so a stateful end's state (mirostat's mu, from 2 tau as llama.cpp's) is its own. Exactly one coin is drawn per step, used or not, so coin i
 /// always belongs to token i. Each call starts a fresh coin stream. With `seen`, every step's
 /// Draw is appended to it (the same tokens: the chain runs once either way); `first` are the
 /// caller's processors at the head of the chain (LogitsChain). Introduced in chapter 02.

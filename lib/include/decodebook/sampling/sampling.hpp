@@ -8,6 +8,7 @@
 /// removed tokens probability 0 and renormalises the survivors. Semantics follow HF `generate`
 /// (transformers/generation/logits_process.py) unless a comment says otherwise.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <xtensor/xtensor.hpp>
@@ -15,6 +16,14 @@
 namespace decodebook {
 
 // ---------------------------------------------------------------------------------- chapter 02
+
+/// The id of the largest logit; ties go to the lowest id (as torch.argmax, llama.cpp and
+/// llama2.c do). Introduced in chapter 01.
+int argmax(const xt::xtensor<float, 1>& logits);
+
+/// A knob's number as the table, `--show-config` and `--show-chain` print it ("%g": 0.9, 1.3,
+/// 40). Introduced in chapter 02.
+std::string knob_number(double v);
 
 /// Softmax with the log-sum-exp trick: p_i = exp(z_i - max z) / sum_j exp(z_j - max z).
 /// Entries at -inf get probability 0. Introduced in chapter 02.
