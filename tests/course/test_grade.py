@@ -25,8 +25,10 @@ From the course's own build (CMake 3.25, GCC 12, Unix Makefiles, -j2):
 import atexit
 import contextlib
 import functools
+import importlib.util
 import io
 import json
+import py_compile
 import re
 import shutil
 import subprocess
@@ -1100,6 +1102,33 @@ class MainErrors(unittest.TestCase):
         self.assertEqual((doc["status"], doc["score"], doc["tests"]), ("error", 0, []))
         self.assertIn("not a configured build directory", doc["message"])
         self.assertIn('<testcase name="build"', junit)
+
+
+class EntryPoint(unittest.TestCase):
+    """./grade runs the package from its source only, as the single script it was: a planted
+    __pycache__/*.pyc (unchecked-hash: Python never compares it with its source) or a tools/*.py
+    named like a standard module changes nothing, and no bytecode is written beside the package."""
+
+    def test_planted_bytecode_and_modules_are_not_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp)
+            shutil.copy2(REPO / "grade", copy / "grade")
+            shutil.copytree(REPO / "tools" / "grader", copy / "tools" / "grader",
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            forged = copy / "forged_cli.py"
+            forged.write_text("def main(argv=None):\n    print('FORGED')\n    return 0\n")
+            for name in ("__init__", "cli", "runner"):
+                py_compile.compile(str(forged if name == "cli" else copy / "tools" / "grader" / f"{name}.py"),
+                                   cfile=importlib.util.cache_from_source(str(copy / "tools" / "grader" / f"{name}.py")),
+                                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+            (copy / "tools" / "argparse.py").write_text("print('FORGED')\n")
+            pycs = sorted(p.name for p in (copy / "tools").rglob("*.pyc"))
+            done = subprocess.run(["/usr/bin/python3", str(copy / "grade"), "--help"], capture_output=True, text=True,
+                                  cwd=tmp)
+            self.assertEqual((done.returncode, done.stderr), (0, ""))
+            self.assertNotIn("FORGED", done.stdout)
+            self.assertIn("usage: grade", done.stdout)
+            self.assertEqual(sorted(p.name for p in (copy / "tools").rglob("*.pyc")), pycs)   # none written
 
 
 if __name__ == "__main__":
