@@ -21,13 +21,18 @@ From the course's own build (CMake 3.25, GCC 12, Unix Makefiles, -j2):
                             exercises/00-naive-loop/last_position.cpp (chapter 01 links 00's)
   chapter_04_mixed.txt      `... --target exercise_tests_04 -j2` while tests/golden.hpp was also
                             broken: an error outside the student's files comes first
+grade_fixtures/expected/<ending>/ holds, for each way a test can end, the exact results.json,
+Gradescope and JUnit files ./grade writes, written by hand (class Golden; its README.md says how to
+check and change them).
 """
 import atexit
 import contextlib
+import dataclasses
 import functools
 import importlib.util
 import io
 import json
+import os
 import py_compile
 import re
 import shutil
@@ -1102,6 +1107,74 @@ class MainErrors(unittest.TestCase):
         self.assertEqual((doc["status"], doc["score"], doc["tests"]), ("error", 0, []))
         self.assertIn("not a configured build directory", doc["message"])
         self.assertIn('<testcase name="build"', junit)
+
+
+EXPECTED = FIXTURES / "expected"
+OUTCOMES = {"pass", "fail", "exception", "memory", "timeout", "crash", "notrun"}        # TestResult.outcome
+STATES = {"pass", "fail", "not-started", "no-tests", "does-not-compile", "blocked", "not-built", "forbidden"}
+
+
+def golden_case(folder):
+    """grade_fixtures/expected/<ending>/case.json -> [ExerciseResult], as ./grade grades them (see
+    the README there): live runs of runs.cpp, every test's time made 0."""
+    case = json.loads((folder / "case.json").read_text(encoding="utf-8"))
+    manifest = {e["id"]: e for e in fixture_manifest()}
+    tests = [live_runs()[name] for names in case["exercises"].values() for name in names]
+    with tempfile.TemporaryDirectory() as tmp:
+        tests += [grader.runner.run_test(grader.runner.TestSpec(f"student:{name}", ["/nonexistent/program"]), tmp)
+                  for names in case.get("missing_program", {}).values() for name in names]
+        chapters = grader.manifest.selected_chapters([manifest[i] for i in case["exercises"]])
+        failures = grader.build.not_built(tmp, chapters) if case.get("not_built") else {}
+    if "build_log" in case:
+        failures = {c: grader.build.chapter_failure(c, fixture(case["build_log"]), ROOT, manifest=fixture_manifest())
+                    for c in chapters}
+    violations = {i: grader.symbols.call_violation(manifest[i], uses) for i, uses in case.get("calls", {}).items()}
+    exercises, strays = grader.scoring.group_by_exercise(
+        [manifest[i] for i in case["exercises"]], [dataclasses.replace(t, seconds=0.0) for t in tests], failures,
+        violations)
+    assert not strays, strays
+    return exercises
+
+
+def golden_files(exercises):
+    """{expected file name: the text ./grade writes} for one case: --json, --gradescope, --junit."""
+    doc = grader.formats.results_json(exercises, 0.0, root=ROOT)
+    with tempfile.TemporaryDirectory() as tmp:
+        grader.formats.write_json(f"{tmp}/r.json", doc)
+        grader.formats.write_json(f"{tmp}/g.json", grader.formats.gradescope_json(doc))
+        return {"expected_results.json": Path(f"{tmp}/r.json").read_text(encoding="utf-8"),
+                "expected_gradescope.json": Path(f"{tmp}/g.json").read_text(encoding="utf-8"),
+                "expected_junit.xml": grader.formats.junit_xml(exercises, root=ROOT)}
+
+
+class Golden(unittest.TestCase):
+    """The report files, pinned by data: grade_fixtures/expected/<ending>/ holds, for each way a test
+    can end, the exact files ./grade writes (written by hand; README.md there says how to check
+    and change them). GOLDEN_ACTUAL=DIR also writes what the grader wrote to DIR/<ending>/."""
+
+    maxDiff = None
+
+    def test_each_ending_writes_its_expected_files(self):
+        actual_dir = os.environ.get("GOLDEN_ACTUAL")
+        folders = sorted(p for p in EXPECTED.iterdir() if p.is_dir())
+        self.assertGreater(len(folders), 0)
+        for folder in folders:
+            files = golden_files(golden_case(folder))
+            if actual_dir:
+                (Path(actual_dir) / folder.name).mkdir(parents=True, exist_ok=True)
+                for name, text in files.items():
+                    (Path(actual_dir) / folder.name / name).write_text(text, encoding="utf-8")
+            for name, text in files.items():
+                with self.subTest(ending=folder.name, file=name):
+                    self.assertEqual(text, (folder / name).read_text(encoding="utf-8"))
+
+    def test_every_way_a_test_can_end_has_a_folder(self):
+        outcomes, states = set(), set()
+        for folder in (p for p in EXPECTED.iterdir() if p.is_dir()):
+            for ex in golden_case(folder):
+                states.add(ex.state)
+                outcomes.update(t.outcome for t in ex.tests)
+        self.assertEqual((outcomes, states), (OUTCOMES, STATES))
 
 
 class EntryPoint(unittest.TestCase):

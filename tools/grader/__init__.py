@@ -43,7 +43,8 @@ exception, running out of memory, a crash, a time limit, a stub not started). Pa
 no `message`. An exercise without tests is listed as an "error" entry named "exID (no tests)";
 one that does not compile as an "error" entry named "exID (does not compile)", score 0, with the
 compiler's error as its `message`, and the others of its chapter as "exID (not graded)" (in
---junit: a testcase with an <error> each).
+--junit: a testcase with an <error> each). tests/course/grade_fixtures/expected/ holds, for each
+way a test can end, the exact results.json, Gradescope and JUnit files these rules give.
 
 Hints. An exercise's `hint` in the manifest is a list of tiers, from a nudge (what to look at)
 to the exact step (a plain string is one tier). A failing exercise shows tier 1 after its first
