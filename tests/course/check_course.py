@@ -19,7 +19,7 @@
    (its runner, under its limits) while two other CPU-bound jobs run, each with at least 5 times headroom under the CPU-time limit
    ./grade gives it (the floor, or 10 times the time recorded in tests/course/test_seconds.json,
    which --record-seconds writes from the run), and every solution's compiled objects call only
-   the library functions its manifest entry may use (./grade's check_calls: the rule that scores
+   the library functions its manifest entry may use (./grade's check_calls, tools/grader/symbols.py: the rule that scores
    a stub calling the library's answer 0 must never catch a worked answer).
 6. Every test fails against the untouched stubs (CTest label "student"): a stub that passes is a
    broken exercise. Skipped, with a note, when exercises/ has local changes (a student's work).
