@@ -132,8 +132,7 @@ def section(report, ex_id):
 
 def check_object_twins(checks, build_dir, manifest):
     """grade's check of the compiled objects names every exercise's answer (hostile_stubs.OBJECT_TWINS)."""
-    grade = load_grade()
-    found = hostile_stubs.object_twin_findings(grade, build_dir, manifest)
+    found = hostile_stubs.object_twin_findings(load_symbols(), build_dir, manifest)
     for ex in manifest:
         expected = hostile_stubs.OBJECT_TWINS[ex["id"]][1]
         message = found.get(ex["id"], "")
@@ -141,13 +140,11 @@ def check_object_twins(checks, build_dir, manifest):
                      f"an object calling {ex['id']}'s answer is refused, naming {expected}", f"    found: {message!r}")
 
 
-def load_grade():
-    from importlib.machinery import SourceFileLoader
-    from importlib.util import module_from_spec, spec_from_loader
-    loader = SourceFileLoader("grade", str(REPO / "grade"))
-    module = module_from_spec(spec_from_loader("grade", loader))
-    loader.exec_module(module)
-    return module
+def load_symbols():
+    """The grader's check of the compiled objects (tools/grader/symbols.py)."""
+    sys.path.insert(0, str(REPO / "tools"))
+    import grader.symbols
+    return grader.symbols
 
 
 def check_grade(checks, build_dir, jobs, results, line, forged_file):

@@ -19,7 +19,7 @@
    (its runner, under its limits) while two other CPU-bound jobs run, each with at least 5 times headroom under the CPU-time limit
    ./grade gives it (the floor, or 10 times the time recorded in tests/course/test_seconds.json,
    which --record-seconds writes from the run), and every solution's compiled objects call only
-   the library functions its manifest entry may use (./grade's check_calls: the rule that scores
+   the library functions its manifest entry may use (./grade's check_calls, tools/grader/symbols.py: the rule that scores
    a stub calling the library's answer 0 must never catch a worked answer).
 6. Every test fails against the untouched stubs (CTest label "student"): a stub that passes is a
    broken exercise. Skipped, with a note, when exercises/ has local changes (a student's work).
@@ -831,23 +831,22 @@ def exercises_pristine() -> bool:
     return out.returncode == 0 and out.stdout.strip() == ""
 
 
-def load_grade():
-    """The ./grade script as a module (its runner and limits)."""
-    from importlib.machinery import SourceFileLoader
-    from importlib.util import module_from_spec, spec_from_loader
-    loader = SourceFileLoader("grade", os.path.join(ROOT, "grade"))
-    module = module_from_spec(spec_from_loader("grade", loader))
-    loader.exec_module(module)
-    return module
+def load_grader():
+    """./grade's package (tools/grader/), for its runner, its limits and its check of the objects."""
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    import grader.excerpts
+    import grader.runner
+    import grader.symbols
+    return grader
 
 
 def run_graded(build_dir: str, label: str):
     """Run the tests with this CTest label as ./grade runs them (its runner and limits)."""
-    grade = load_grade()
+    runner = load_grader().runner
     listed = subprocess.run(["ctest", "--test-dir", build_dir, "-L", f"^{label}$", "--show-only=json-v1"],
                             capture_output=True, text=True, check=False).stdout
-    specs = grade.parse_test_list(listed[listed.find("{"):]) if "{" in listed else []
-    return grade, grade.run_tests(specs, 2)
+    specs = runner.parse_test_list(listed[listed.find("{"):]) if "{" in listed else []
+    return runner.run_tests(specs, 2)
 
 
 @contextlib.contextmanager
@@ -863,34 +862,36 @@ def busy_cores(count: int):
 
 
 def check_solutions_and_stubs(c: Checks, build_dir: str, record_seconds: bool = False) -> None:
+    grader = load_grader()
+    runner = grader.runner
     print("solutions (every test must pass under ./grade's limits, with 5x headroom in CPU time, while two other "
           "CPU-bound jobs run):")
     with busy_cores(0 if record_seconds else 2):  # the seconds recorded are a quiet machine's
-        grade, results = run_graded(build_dir, "course")
+        results = run_graded(build_dir, "course")
     c.check(len(results) > 0, "solution tests ran")
     for r in sorted(results, key=lambda r: r.name):
         c.check(r.outcome == "pass", f"{r.name} passes",
-                "\n        ".join(grade.describe_failure(r)[:8]) if r.outcome != "pass" else "")
-    seconds = grade.solution_seconds()
+                "\n        ".join(grader.excerpts.describe_failure(r)[:8]) if r.outcome != "pass" else "")
+    seconds = runner.solution_seconds()
     for r in results:
-        name = grade.test_name(r.name)
-        limit = grade.limits_for(name, seconds).cpu
+        name = runner.test_name(r.name)
+        limit = runner.limits_for(name, seconds).cpu
         c.check(r.cpu * 5 <= limit, f"{name}: needs {r.cpu:.2f} s of CPU, ./grade gives {limit} s",
-                f"less than 5 times headroom: record what it needs in {os.path.relpath(grade.SECONDS_FILE, ROOT)} "
+                f"less than 5 times headroom: record what it needs in {os.path.relpath(runner.SECONDS_FILE, ROOT)} "
                 f"(tests/course/check_course.py --record-seconds), or make it faster")
     if record_seconds:
-        slow = {grade.test_name(r.name): math.ceil(r.cpu * 10) / 10 for r in results if r.cpu > grade.LIMITS.cpu / 10}
+        slow = {runner.test_name(r.name): math.ceil(r.cpu * 10) / 10 for r in results if r.cpu > runner.LIMITS.cpu / 10}
         doc = {"about": "CPU seconds the worked solution needs, for each exercise test that needs more than a "
                         "tenth of ./grade's CPU-time floor (Limits.cpu): ./grade gives such a test 10 times this. "
                         "Written by tests/course/check_course.py --record-seconds (with OPENBLAS_NUM_THREADS=1).",
                "seconds": dict(sorted(slow.items()))}
-        with open(grade.SECONDS_FILE, "w", encoding="utf-8") as f:
+        with open(runner.SECONDS_FILE, "w", encoding="utf-8") as f:
             f.write(json.dumps(doc, indent=2) + "\n")
-        print(f"  wrote {os.path.relpath(grade.SECONDS_FILE, ROOT)}: {len(slow)} slow tests")
+        print(f"  wrote {os.path.relpath(runner.SECONDS_FILE, ROOT)}: {len(slow)} slow tests")
     print("solutions call only the library functions their exercise may use (./grade's check of the objects):")
     manifest = json.load(open(os.path.join(ROOT, "exercises", "manifest.json"), encoding="utf-8"))["exercises"]
     for chapter in sorted({e["chapter"] for e in manifest}):
-        found = grade.check_calls(build_dir, chapter, manifest, solutions=True)
+        found = grader.symbols.check_calls(build_dir, chapter, manifest, solutions=True)
         for ex in (e for e in manifest if e["chapter"] == chapter):
             c.check(ex["id"] not in found, f"{ex['id']}'s worked solution keeps to may_use", found.get(ex["id"], ""))
     print("stubs (every test must fail):")

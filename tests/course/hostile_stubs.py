@@ -214,10 +214,11 @@ def write_object_twins(copy):
                                    "}  // namespace decodebook", ""]), encoding="utf-8")
 
 
-def object_twin_findings(grade, build_dir, manifest):
-    """{exercise id: grade's message} for OBJECT_TWINS, from chapter 05's compiled archive."""
+def object_twin_findings(symbols, build_dir, manifest):
+    """{exercise id: the grader's message} for OBJECT_TWINS, from chapter 05's compiled archive
+    (symbols: the grader's module grader.symbols)."""
     entries = []
     for ex in manifest:
         name = ex["id"].replace(".", "_")
         entries.append(dict(ex, chapter="05", files=[f"exercises/{OBJECT_CHAPTER_DIR}/zz_twin_{name}.cpp"]))
-    return grade.check_calls(build_dir, "05", entries, solutions=False)
+    return symbols.check_calls(build_dir, "05", entries, solutions=False)

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Tests for ./grade: its test runner on real processes, its pure parts (verdicts, failure
-excerpts, per-chapter and per-exercise build failures, scoring, the report, results.json and
-JUnit) and its main() with cmake and ctest stood in for.
+"""Tests for ./grade (the package tools/grader/, imported here as `grader`): its test runner on
+real processes, its pure parts (verdicts, failure excerpts, per-chapter and per-exercise build
+failures, scoring, the report, results.json and JUnit) and its main() with cmake and ctest stood in
+for (FakeTools.standing_in: the `run` of grader.build, grader.runner and grader.symbols).
 
     /usr/bin/python3 tests/course/test_grade.py     (or -m unittest from tests/course/)
 
@@ -20,20 +21,26 @@ From the course's own build (CMake 3.25, GCC 12, Unix Makefiles, -j2):
                             exercises/00-naive-loop/last_position.cpp (chapter 01 links 00's)
   chapter_04_mixed.txt      `... --target exercise_tests_04 -j2` while tests/golden.hpp was also
                             broken: an error outside the student's files comes first
+grade_fixtures/expected/<ending>/ holds, for each way a test can end, the exact results.json,
+Gradescope and JUnit files ./grade writes, written by hand (class Golden; its README.md says how to
+check and change them).
 """
 import atexit
 import contextlib
+import dataclasses
 import functools
+import importlib.util
 import io
 import json
+import os
+import py_compile
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import xml.etree.ElementTree as ET
 import unittest
-from importlib.machinery import SourceFileLoader
-from importlib.util import module_from_spec, spec_from_loader
 from pathlib import Path
 from unittest import mock
 
@@ -41,18 +48,20 @@ HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "grade_fixtures"
 ROOT = "/home/student/decodebook"
 REPO = HERE.parents[1]
-LIVE_LIMITS = None      # set below, once grade is loaded
+sys.path.insert(0, str(REPO / "tools"))
 
+import grader.build  # noqa: E402  (tools/grader/, ./grade's package)
+import grader.cli  # noqa: E402
+import grader.excerpts  # noqa: E402
+import grader.formats  # noqa: E402
+import grader.hints  # noqa: E402
+import grader.manifest  # noqa: E402
+import grader.report  # noqa: E402
+import grader.runner  # noqa: E402
+import grader.scoring  # noqa: E402
+import grader.symbols  # noqa: E402
 
-def load_grade():
-    loader = SourceFileLoader("grade", str(HERE.parents[1] / "grade"))
-    module = module_from_spec(spec_from_loader("grade", loader))
-    loader.exec_module(module)
-    return module
-
-
-grade = load_grade()
-LIVE_LIMITS = grade.Limits(cpu=1, wall=10, memory=1 << 30)   # wall: room for a loaded machine
+LIVE_LIMITS = grader.runner.Limits(cpu=1, wall=10, memory=1 << 30)   # wall: room for a loaded machine
 
 
 def fixture(name):
@@ -71,9 +80,9 @@ def live_runs():
     if done.returncode != 0:
         raise RuntimeError("grade_fixtures/runs.cpp does not compile:\n" + done.stderr[-3000:])
     names = subprocess.run([str(exe), "--list-test-names-only"], capture_output=True, text=True).stdout
-    specs = [grade.TestSpec(f"student:{n.strip()}", [str(exe), n.strip(), "--warn", "NoTests"], str(folder))
+    specs = [grader.runner.TestSpec(f"student:{n.strip()}", [str(exe), n.strip(), "--warn", "NoTests"], str(folder))
              for n in names.splitlines() if n.strip()]
-    results = grade.run_tests(specs, 2, LIVE_LIMITS, seconds={})
+    results = grader.runner.run_tests(specs, 2, LIVE_LIMITS, seconds={})
     for r in results:           # as if the program had been built in the student's repository
         r.report = r.report.replace(str(FIXTURES / "runs.cpp"), f"{ROOT}/tests/exercises/runs.cpp")
     return {r.name: r for r in results}
@@ -81,7 +90,7 @@ def live_runs():
 
 def fixture_results():
     manifest = json.loads(fixture("manifest.json"))["exercises"]
-    return grade.group_by_exercise(manifest, list(live_runs().values()))
+    return grader.scoring.group_by_exercise(manifest, list(live_runs().values()))
 
 
 class Runs(unittest.TestCase):
@@ -118,13 +127,13 @@ class Runs(unittest.TestCase):
     def test_output_size_does_not_decide_and_is_not_kept_whole(self):
         test = self.tests["ex00.2 append_token grows the context <&> after printing 50 MB"]
         self.assertEqual(test.outcome, "pass")
-        self.assertLess(len(test.output), 3 * grade.KEEP_OUTPUT)
+        self.assertLess(len(test.output), 3 * grader.runner.KEEP_OUTPUT)
         self.assertIn("bytes of output left out", test.output)
         self.assertTrue(test.output.rstrip().endswith("All tests passed (1 assertion in 1 test case)"))
 
     def test_printing_catch2s_words_does_not_pass(self):
-        self.assertEqual(grade.verdict(0, "", 0.1), ("fail", "exit status 0"))
-        self.assertEqual(grade.verdict(0, "All tests passed (0 assertions in 1 test case)", 0.1)[0], "fail")
+        self.assertEqual(grader.runner.verdict(0, "", 0.1), ("fail", "exit status 0"))
+        self.assertEqual(grader.runner.verdict(0, "All tests passed (0 assertions in 1 test case)", 0.1)[0], "fail")
 
     def test_the_limits_hold_and_end_the_test_fast(self):
         loop = self.tests["ex02.3 top_p stops at p"]
@@ -141,32 +150,32 @@ class Runs(unittest.TestCase):
         test = self.tests["ex02.6 min_p prints odd bytes"]
         self.assertIn("\x1b[31m", test.output)
         self.assertIn("\ufffd", test.output)
-        ET.fromstring(grade.junit_xml(grade.group_by_exercise(
+        ET.fromstring(grader.formats.junit_xml(grader.scoring.group_by_exercise(
             json.loads(fixture("manifest.json"))["exercises"], [test])[0]))   # still valid XML
 
     def test_exercise_id_comes_from_the_name(self):
         self.assertEqual(self.tests["ex01.2 greedy stops at EOS"].exercise, "01.2")
-        self.assertEqual(grade.TestResult("no id here", "pass").exercise, "")
+        self.assertEqual(grader.runner.TestResult("no id here", "pass").exercise, "")
 
     def test_prefix_with_or_without_the_space(self):
-        self.assertEqual(grade.test_name("student:ex00.1 a b"), "ex00.1 a b")
-        self.assertEqual(grade.test_name("student: ex00.1 a b"), "ex00.1 a b")
-        self.assertEqual(grade.test_name("solution:ex00.1 a b"), "ex00.1 a b")
+        self.assertEqual(grader.runner.test_name("student:ex00.1 a b"), "ex00.1 a b")
+        self.assertEqual(grader.runner.test_name("student: ex00.1 a b"), "ex00.1 a b")
+        self.assertEqual(grader.runner.test_name("solution:ex00.1 a b"), "ex00.1 a b")
 
     def test_a_slow_test_gets_ten_times_what_its_solution_needs(self):
-        floor = grade.Limits(cpu=5, wall=60)
+        floor = grader.runner.Limits(cpu=5, wall=60)
         seconds = {"ex01.2 slow": 4.57, "ex01.2 quick": 0.2}
-        self.assertEqual(grade.limits_for("ex01.2 slow", seconds, floor), grade.Limits(cpu=46, wall=276))
-        self.assertEqual(grade.limits_for("ex01.2 quick", seconds, floor), floor)
-        self.assertEqual(grade.limits_for("ex09.9 unknown", seconds, floor), floor)
-        self.assertEqual(grade.solution_seconds("/nonexistent/file.json"), {})
-        recorded = grade.solution_seconds()      # the course's own file
+        self.assertEqual(grader.runner.limits_for("ex01.2 slow", seconds, floor), grader.runner.Limits(cpu=46, wall=276))
+        self.assertEqual(grader.runner.limits_for("ex01.2 quick", seconds, floor), floor)
+        self.assertEqual(grader.runner.limits_for("ex09.9 unknown", seconds, floor), floor)
+        self.assertEqual(grader.runner.solution_seconds("/nonexistent/file.json"), {})
+        recorded = grader.runner.solution_seconds()      # the course's own file
         self.assertTrue(recorded and all(isinstance(v, (int, float)) and v > 0 for v in recorded.values()))
 
     def test_a_program_that_cannot_start(self):
-        spec = grade.TestSpec("student:ex00.1 x", ["/nonexistent/program"])
+        spec = grader.runner.TestSpec("student:ex00.1 x", ["/nonexistent/program"])
         with tempfile.TemporaryDirectory() as tmp:
-            result = grade.run_test(spec, tmp)
+            result = grader.runner.run_test(spec, tmp)
         self.assertEqual(result.outcome, "notrun")
         self.assertIn("cannot start it", result.reason)
 
@@ -179,7 +188,7 @@ class TestList(unittest.TestCase):
              "properties": [{"name": "LABELS", "value": ["student"]},
                             {"name": "WORKING_DIRECTORY", "value": "/b/tests"}]},
             {"name": "student:ex01.2 not built", "properties": []}]})
-        self.assertEqual(grade.parse_test_list(text), [grade.TestSpec(
+        self.assertEqual(grader.runner.parse_test_list(text), [grader.runner.TestSpec(
             "student:ex01.1 argmax picks", ["/b/exercise_tests_01", "ex01.1 argmax picks", "--warn", "NoTests"],
             "/b/tests")])
 
@@ -189,7 +198,7 @@ class Excerpts(unittest.TestCase):
         self.tests = {t.exercise: t for t in live_runs().values() if t.outcome != "pass"}
 
     def test_failed_check_shows_its_first_block_with_expected_and_found(self):
-        lines = grade.failure_excerpt(self.tests["01.2"].report, ROOT)
+        lines = grader.excerpts.failure_excerpt(self.tests["01.2"].report, ROOT)
         self.assertEqual(lines[0], "tests/exercises/runs.cpp:37: FAILED:")
         self.assertIn("  CHECK( found == expected )", lines)
         self.assertIn("  expected: 307, 12, 99", lines)
@@ -199,36 +208,36 @@ class Excerpts(unittest.TestCase):
     def test_not_started_stub_is_recognised(self):
         self.assertTrue(self.tests["01.1"].not_started)
         self.assertFalse(self.tests["01.2"].not_started)
-        lines = grade.failure_excerpt(self.tests["01.1"].report, ROOT)
+        lines = grader.excerpts.failure_excerpt(self.tests["01.1"].report, ROOT)
         self.assertIn("  exercise 01.1 (argmax) is not implemented yet", lines)
 
     def test_timeout_crash_and_memory_wording(self):
         tests = live_runs()
-        loop = grade.describe_failure(tests["ex02.3 top_p stops at p"], ROOT)
+        loop = grader.excerpts.describe_failure(tests["ex02.3 top_p stops at p"], ROOT)
         self.assertEqual(loop, ["stopped at its limit of 1 s of CPU time (at least 10 times what the worked "
                                 "solution needs; time spent waiting for a busy machine does not count): an "
                                 "endless loop, or a very slow machine?"])
-        sleep = grade.describe_failure(tests["ex02.4 temperature scales logits"], ROOT)
+        sleep = grader.excerpts.describe_failure(tests["ex02.4 temperature scales logits"], ROOT)
         self.assertTrue(sleep[0].startswith("stopped after 10 s of wall-clock time, having used 0.0 s of CPU: "
                                             "is it waiting (sleep, input), or is the machine very busy?"))
         self.assertEqual(sleep[1:], ["step 1 done"])
-        crash = grade.describe_failure(tests["ex02.1 softmax sums to one"], ROOT)
+        crash = grader.excerpts.describe_failure(tests["ex02.1 softmax sums to one"], ROOT)
         self.assertEqual(crash[0], "crashed (segmentation fault: an index out of range, or a dangling reference?)")
         self.assertIn("  SIGSEGV - Segmentation violation signal", crash)
-        self.assertTrue(grade.describe_failure(tests["ex02.2 top_k keeps k tokens"], ROOT)[0]
+        self.assertTrue(grader.excerpts.describe_failure(tests["ex02.2 top_k keeps k tokens"], ROOT)[0]
                         .startswith("crashed (aborted"))
-        memory = grade.describe_failure(tests["ex02.5 sample allocates 50 GB"], ROOT)
+        memory = grader.excerpts.describe_failure(tests["ex02.5 sample allocates 50 GB"], ROOT)
         self.assertEqual(memory[0], "ran out of memory (std::bad_alloc): a test may use 1024 MB; an allocation "
                                     "of a huge or negative size?")
 
     def test_exit_without_a_catch_report(self):
-        lines = grade.describe_failure(live_runs()["ex02.5 sample draws from the distribution"], ROOT)
+        lines = grader.excerpts.describe_failure(live_runs()["ex02.5 sample draws from the distribution"], ROOT)
         self.assertIn("exit()", lines[0])
         self.assertEqual(lines[1:], ["about to quit"])
 
     def test_long_output_is_clipped(self):
         output = "x.cpp:1: FAILED:\n" + "\n".join(f"  line {i}" for i in range(40)) + "\n\n"
-        lines = grade.failure_excerpt(output, ROOT, limit=15)
+        lines = grader.excerpts.failure_excerpt(output, ROOT, limit=15)
         self.assertEqual(len(lines), 15)
         self.assertEqual(lines[-1], "... (27 more lines)")
 
@@ -236,33 +245,33 @@ class Excerpts(unittest.TestCase):
         vector = ["  197, 197, 197,"] * 5
         block = (["t.cpp:9: FAILED:", "  CHECK( found == expected )", "with expansion:"] + vector + ["  =="]
                  + vector + ["with messages:", "  expected: 307, 258", "  found:    263, 198"])
-        lines = grade.failure_excerpt("\n".join(block) + "\n\n", ROOT, limit=15)
+        lines = grader.excerpts.failure_excerpt("\n".join(block) + "\n\n", ROOT, limit=15)
         self.assertEqual(lines, block[:2] + ["with expansion: (11 lines, left out)"] + block[-3:])
         short = block[:3] + ["  1 == 2"] + block[-3:]
-        self.assertEqual(grade.failure_excerpt("\n".join(short), ROOT), short)
+        self.assertEqual(grader.excerpts.failure_excerpt("\n".join(short), ROOT), short)
 
     def test_program_output_drops_catch_boilerplate(self):
-        kept = grade.program_output(live_runs()["ex02.6 min_p prints odd bytes"].report, ROOT)
+        kept = grader.excerpts.program_output(live_runs()["ex02.6 min_p prints odd bytes"].report, ROOT)
         self.assertFalse(any("Catch v" in l or l.startswith("Filters:") or "test cases:" in l for l in kept))
         self.assertFalse(any(l == "tests/exercises/runs.cpp:66" for l in kept))  # header
 
 
 class CompileErrors(unittest.TestCase):
     def test_errors_in_an_exercise_start_at_its_context_line(self):
-        lines, mine = grade.compile_errors(fixture("build_error.txt"), ROOT)
+        lines, mine = grader.build.compile_errors(fixture("build_error.txt"), ROOT)
         self.assertTrue(mine)
         self.assertTrue(lines[0].startswith("exercises/01-greedy/argmax.cpp: In function"))
         self.assertIn("error: expected", lines[1])
         self.assertFalse(any("gmake" in l or "%]" in l for l in lines))
 
     def test_link_errors_are_shown_but_not_blamed_on_exercise_files(self):
-        lines, mine = grade.compile_errors(fixture("link_error.txt"), ROOT)
+        lines, mine = grader.build.compile_errors(fixture("link_error.txt"), ROOT)
         self.assertFalse(mine)
         self.assertTrue(any("undefined reference to `argmax" in l for l in lines))
 
     def test_at_most_the_limit(self):
         log = "\n".join(f"exercises/a.cpp:{i}:1: error: e{i}" for i in range(100))
-        self.assertEqual(len(grade.compile_errors(log, ROOT, limit=40)[0]), 40)
+        self.assertEqual(len(grader.build.compile_errors(log, ROOT, limit=40)[0]), 40)
 
 
 class Scoring(unittest.TestCase):
@@ -283,7 +292,7 @@ class Scoring(unittest.TestCase):
         self.assertEqual(ex.earned, 0)
 
     def test_results_json(self):
-        doc = grade.results_json(self.exercises, 1.234, root=ROOT)
+        doc = grader.formats.results_json(self.exercises, 1.234, root=ROOT)
         json.dumps(doc)
         self.assertEqual((doc["version"], doc["status"], doc["score"], doc["max_score"]), (2, "fail", 2, 12))
         self.assertEqual(doc["execution_time"], 1.23)
@@ -305,7 +314,7 @@ class Scoring(unittest.TestCase):
         self.assertTrue(all(t["visibility"] == "visible" for t in doc["tests"]))
 
     def test_gradescope_json(self):
-        doc = grade.gradescope_json(grade.results_json(self.exercises, 1.234, root=ROOT))
+        doc = grader.formats.gradescope_json(grader.formats.results_json(self.exercises, 1.234, root=ROOT))
         json.dumps(doc)
         self.assertEqual((doc["score"], doc["execution_time"]), (2, 1.23))
         self.assertNotIn("max_score", doc)  # Gradescope sums the tests' max_score itself
@@ -318,20 +327,21 @@ class Scoring(unittest.TestCase):
         self.assertEqual({t["status"] for t in doc["tests"]}, {"passed", "failed"})
 
     def test_gradescope_json_when_nothing_ran(self):
-        exercises = [grade.ExerciseResult(ex.info, []) for ex in self.exercises]
-        doc = grade.gradescope_json(grade.results_json(exercises, 0.5, "the exercises did not compile", root=ROOT))
+        exercises = [grader.scoring.ExerciseResult(ex.info, []) for ex in self.exercises]
+        doc = grader.formats.gradescope_json(
+            grader.formats.results_json(exercises, 0.5, "the exercises did not compile", root=ROOT))
         self.assertEqual((doc["score"], doc["tests"], doc["output"]), (0, [], "the exercises did not compile"))
 
     def test_results_json_when_nothing_ran(self):
-        exercises = [grade.ExerciseResult(ex.info, []) for ex in self.exercises]
-        doc = grade.results_json(exercises, 0.5, "the exercises did not compile", root=ROOT)
+        exercises = [grader.scoring.ExerciseResult(ex.info, []) for ex in self.exercises]
+        doc = grader.formats.results_json(exercises, 0.5, "the exercises did not compile", root=ROOT)
         self.assertEqual((doc["status"], doc["score"], doc["max_score"], doc["tests"]), ("error", 0, 12, []))
         self.assertEqual(doc["message"], "the exercises did not compile")
 
     def test_all_passed(self):
-        done = [grade.ExerciseResult(ex.info, [grade.TestResult(f"ex{ex.info['id']} t", "pass")])
+        done = [grader.scoring.ExerciseResult(ex.info, [grader.runner.TestResult(f"ex{ex.info['id']} t", "pass")])
                 for ex in self.exercises]
-        doc = grade.results_json(done, 0, root=ROOT)
+        doc = grader.formats.results_json(done, 0, root=ROOT)
         self.assertEqual((doc["status"], doc["score"]), ("pass", 12))
 
 
@@ -351,22 +361,22 @@ class LibraryCalls(unittest.TestCase):
                      "std::vector::push_back",
                  "decodebook::kTable": "decodebook::kTable"}
         for demangled, name in cases.items():
-            self.assertEqual(grade.qualified_name(demangled), name, demangled)
-        self.assertIsNone(grade.qualified_name("typeinfo for decodebook::Error"))
-        self.assertIsNone(grade.qualified_name("vtable for decodebook::NotImplemented"))
+            self.assertEqual(grader.symbols.qualified_name(demangled), name, demangled)
+        self.assertIsNone(grader.symbols.qualified_name("typeinfo for decodebook::Error"))
+        self.assertIsNone(grader.symbols.qualified_name("vtable for decodebook::NotImplemented"))
 
     def test_patterns(self):
-        self.assertTrue(grade.allowed("decodebook::Gpt2::forward", ["decodebook::Gpt2::*"]))
-        self.assertTrue(grade.allowed("decodebook::your_argmax", grade.ALWAYS_ALLOWED))
-        self.assertFalse(grade.allowed("decodebook::Gpt2x::forward", ["decodebook::Gpt2::*"]))
-        self.assertFalse(grade.allowed("decodebook::softmax_all", ["decodebook::softmax"]))
+        self.assertTrue(grader.symbols.allowed("decodebook::Gpt2::forward", ["decodebook::Gpt2::*"]))
+        self.assertTrue(grader.symbols.allowed("decodebook::your_argmax", grader.symbols.ALWAYS_ALLOWED))
+        self.assertFalse(grader.symbols.allowed("decodebook::Gpt2x::forward", ["decodebook::Gpt2::*"]))
+        self.assertFalse(grader.symbols.allowed("decodebook::softmax_all", ["decodebook::softmax"]))
 
     def test_nm_listing_by_member(self):
         text = ("libexercises_02.a:softmax.cpp.o:                 U _ZN10decodebook7softmaxERKi\n"
                 "libexercises_02.a:softmax.cpp.o:0000000000000000 T _ZN10decodebook12your_softmaxERKi\n"
                 "libexercises_02.a:sample.cpp.o:0000000000000010 W _ZN10decodebook15candidate_orderERKi\n"
                 "libexercises_02.a:sample.cpp.o: no symbols\n")
-        self.assertEqual(grade.parse_nm(text), {
+        self.assertEqual(grader.symbols.parse_nm(text), {
             "softmax.cpp.o": [("U", "_ZN10decodebook7softmaxERKi"), ("T", "_ZN10decodebook12your_softmaxERKi")],
             "sample.cpp.o": [("W", "_ZN10decodebook15candidate_orderERKi")]})
 
@@ -375,19 +385,19 @@ class LibraryCalls(unittest.TestCase):
                      "c": "decodebook::candidate_order(int const&)", "d": "decodebook::my_helper(int)",
                      "e": "std::exp(float)", "f": "decodebook::mine(int)"}
         symbols = [("U", "a"), ("T", "b"), ("W", "c"), ("W", "d"), ("U", "e"), ("t", "f")]
-        self.assertEqual(grade.library_uses(symbols, demangled, {"softmax", "candidate_order"}),
+        self.assertEqual(grader.symbols.library_uses(symbols, demangled, {"softmax", "candidate_order"}),
                          ["decodebook::softmax", "decodebook::candidate_order"])
 
     def test_calling_the_answer_scores_zero_with_a_message_that_says_so(self):
-        self.assertEqual(grade.call_violation(self.SOFTMAX, ["decodebook::softmax"]),
+        self.assertEqual(grader.symbols.call_violation(self.SOFTMAX, ["decodebook::softmax"]),
                          "your_softmax calls decodebook::softmax, which is the answer: write it yourself")
 
     def test_another_library_function_is_refused_with_what_is_allowed(self):
         sample = {"id": "02.3", "function": "your_sample_inverse_cdf", "may_use": ["decodebook::candidate_order"],
                   "answer": ["decodebook::sample_inverse_cdf"]}
-        self.assertIsNone(grade.call_violation(sample, ["decodebook::candidate_order", "decodebook::your_softmax",
+        self.assertIsNone(grader.symbols.call_violation(sample, ["decodebook::candidate_order", "decodebook::your_softmax",
                                                         "decodebook::NotImplemented::NotImplemented"]))
-        message = grade.call_violation(sample, ["decodebook::LogitsChain::apply"])
+        message = grader.symbols.call_violation(sample, ["decodebook::LogitsChain::apply"])
         self.assertEqual(message, "your_sample_inverse_cdf calls decodebook::LogitsChain::apply, which exercise "
                                   "02.3 may not use: write that part yourself (the library functions it may use: "
                                   "decodebook::candidate_order)")
@@ -395,19 +405,19 @@ class LibraryCalls(unittest.TestCase):
     def test_a_violation_scores_zero_everywhere(self):
         exercises, _ = fixture_results()
         passing = next(ex for ex in exercises if ex.state == "pass")
-        exercises, _ = grade.group_by_exercise([e.info for e in exercises], [t for e in exercises for t in e.tests],
+        exercises, _ = grader.scoring.group_by_exercise([e.info for e in exercises], [t for e in exercises for t in e.tests],
                                                violations={passing.info["id"]: "your_x calls decodebook::x, which "
                                                            "is the answer: write it yourself"})
         ex = next(e for e in exercises if e.info["id"] == passing.info["id"])
         self.assertEqual((ex.state, ex.earned), ("forbidden", 0))
-        lines = grade.exercise_lines(ex, colour=False)
+        lines = grader.report.exercise_lines(ex, colour=False)
         self.assertIn("(calls a library function it may not: scores 0)", lines[0])
         self.assertIn("which is the answer: write it yourself", "\n".join(lines))
-        doc = grade.results_json(exercises, 1.0, root=ROOT)
+        doc = grader.formats.results_json(exercises, 1.0, root=ROOT)
         entries = [t for t in doc["tests"] if t["exercise"] == ex.info["id"]]
         self.assertEqual([(t["status"], t["score"]) for t in entries], [("error", 0)])
         self.assertIn("which is the answer", entries[0]["message"])
-        junit = grade.junit_xml(exercises, root=ROOT)
+        junit = grader.formats.junit_xml(exercises, root=ROOT)
         self.assertIn(f"ex{ex.info['id']} (calls a library function it may not)", junit)
 
 
@@ -415,7 +425,7 @@ class Selection(unittest.TestCase):
     manifest = json.loads(fixture("manifest.json"))["exercises"]
 
     def ids(self, which):
-        return [e["id"] for e in grade.select_exercises(self.manifest, which)]
+        return [e["id"] for e in grader.manifest.select_exercises(self.manifest, which)]
 
     def test_chapter_forms(self):
         for which in ("01", "1", "01-greedy", "exercises/01-greedy/"):
@@ -425,23 +435,23 @@ class Selection(unittest.TestCase):
         self.assertEqual(self.ids("07"), [])
 
     def test_ctest_regex_escapes_dots_and_matches_whole_ids(self):
-        pattern = re.compile(grade.ctest_regex(["01.1", "01.2"]))
-        self.assertEqual(grade.ctest_regex(["01.1"]), r"^student: ?ex(01\.1) ")
+        pattern = re.compile(grader.runner.ctest_regex(["01.1", "01.2"]))
+        self.assertEqual(grader.runner.ctest_regex(["01.1"]), r"^student: ?ex(01\.1) ")
         self.assertTrue(pattern.search("student:ex01.1 argmax picks"))
         self.assertTrue(pattern.search("student: ex01.2 greedy"))
         self.assertFalse(pattern.search("student:ex01.10 later"))
         self.assertFalse(pattern.search("student:ex0111 odd"))
 
     def test_cache_mode(self):
-        self.assertTrue(grade.cache_says_solutions("X:BOOL=1\nDECODEBOOK_SOLUTIONS:BOOL=ON\n"))
-        self.assertFalse(grade.cache_says_solutions("DECODEBOOK_SOLUTIONS:BOOL=OFF\n"))
-        self.assertFalse(grade.cache_says_solutions("CMAKE_BUILD_TYPE:STRING=Release\n"))
+        self.assertTrue(grader.build.cache_says_solutions("X:BOOL=1\nDECODEBOOK_SOLUTIONS:BOOL=ON\n"))
+        self.assertFalse(grader.build.cache_says_solutions("DECODEBOOK_SOLUTIONS:BOOL=OFF\n"))
+        self.assertFalse(grader.build.cache_says_solutions("CMAKE_BUILD_TYPE:STRING=Release\n"))
 
 
 class Report(unittest.TestCase):
     def setUp(self):
         exercises, strays = fixture_results()
-        self.text = grade.render_report(exercises, strays, colour=False, root=ROOT)
+        self.text = grader.report.render_report(exercises, strays, colour=False, root=ROOT)
 
     def test_lines(self):
         lines = self.text.splitlines()
@@ -468,10 +478,10 @@ class Report(unittest.TestCase):
         self.assertIn("      hint: hint for 01.2: look at generate_greedy.", lines)  # tried and failed
         self.assertFalse(any("hint for 00." in l for l in lines))                    # passed
         exercises, strays = fixture_results()
-        every = grade.render_report(exercises, strays, colour=False, root=ROOT, hints=True).splitlines()
+        every = grader.report.render_report(exercises, strays, colour=False, root=ROOT, hints=True).splitlines()
         self.assertIn("      hint: hint for 01.1: look at argmax.", every)
-        self.assertTrue(grade.parse_args(["--hints"]).hints)
-        self.assertFalse(grade.parse_args([]).hints)
+        self.assertTrue(grader.cli.parse_args(["--hints"]).hints)
+        self.assertFalse(grader.cli.parse_args([]).hints)
 
     def test_not_started_has_no_dump(self):
         block = self.text.split("01.1 Argmax")[1].split("01.2 Greedy")[0]
@@ -480,20 +490,20 @@ class Report(unittest.TestCase):
     def test_colour_only_when_asked(self):
         self.assertNotIn("\033[", self.text)
         exercises, strays = fixture_results()
-        self.assertIn("\033[32m✓\033[0m", grade.render_report(exercises, strays, colour=True, root=ROOT))
+        self.assertIn("\033[32m✓\033[0m", grader.report.render_report(exercises, strays, colour=True, root=ROOT))
 
     def test_long_hints_are_wrapped(self):
         info = dict(json.loads(fixture("manifest.json"))["exercises"][0], hint="word " * 60)
-        ex = grade.ExerciseResult(info, [grade.TestResult("ex00.1 t", "fail", report="x.cpp:1: FAILED:\n")])
-        lines = grade.exercise_lines(ex, colour=False, root=ROOT)
+        ex = grader.scoring.ExerciseResult(info, [grader.runner.TestResult("ex00.1 t", "fail", report="x.cpp:1: FAILED:\n")])
+        lines = grader.report.exercise_lines(ex, colour=False, root=ROOT)
         hint = [l for l in lines if l.startswith("      hint:") or l.startswith("            word")]
         self.assertGreater(len(hint), 2)
         self.assertTrue(all(len(l) <= 96 for l in lines))
         self.assertEqual(" ".join(l.strip() for l in hint), "hint: " + " ".join(["word"] * 60))
 
     def test_progress_bar(self):
-        self.assertEqual(grade.progress_bar(3, 4, width=8), "[######--]")
-        self.assertEqual(grade.progress_bar(0, 0, width=4), "[----]")
+        self.assertEqual(grader.report.progress_bar(3, 4, width=8), "[######--]")
+        self.assertEqual(grader.report.progress_bar(0, 0, width=4), "[----]")
 
 
 class HintTiers(unittest.TestCase):
@@ -505,44 +515,44 @@ class HintTiers(unittest.TestCase):
         return dict(fixture_manifest()[2], hint=self.TIERS if hint is None else hint)   # 01.1
 
     def failing(self, tier=1, hint=None):
-        return grade.ExerciseResult(self.info(hint), [grade.TestResult("ex01.1 t", "fail", report="x.cpp:1: FAILED:\n")],
-                                    tier=tier)
+        return grader.scoring.ExerciseResult(
+            self.info(hint), [grader.runner.TestResult("ex01.1 t", "fail", report="x.cpp:1: FAILED:\n")], tier=tier)
 
     def shown(self, ex, hints=False):
-        return [l.strip() for l in grade.exercise_lines(ex, colour=False, root=ROOT, hints=hints)
+        return [l.strip() for l in grader.report.exercise_lines(ex, colour=False, root=ROOT, hints=hints)
                 if l.strip().startswith("hint")]
 
     def test_first_failure_shows_tier_1(self):
         attempts = {}
-        self.assertEqual(grade.hint_tier(attempts, "01.1", "fail", "v1"), 1)
+        self.assertEqual(grader.hints.hint_tier(attempts, "01.1", "fail", "v1"), 1)
         self.assertEqual(self.shown(self.failing(1)), ["hint 1 of 3: look at the ties"])
-        text = "\n".join(grade.exercise_lines(self.failing(1), colour=False, root=ROOT))
+        text = "\n".join(grader.report.exercise_lines(self.failing(1), colour=False, root=ROOT))
         self.assertIn("hint 2 comes after another failed try with changed code", text)
 
     def test_the_same_code_failing_again_stays_at_its_tier(self):
         attempts = {}
         for _ in range(3):
-            self.assertEqual(grade.hint_tier(attempts, "01.1", "fail", "v1"), 1)
+            self.assertEqual(grader.hints.hint_tier(attempts, "01.1", "fail", "v1"), 1)
 
     def test_changed_code_failing_shows_the_next_tier(self):
         attempts = {}
-        grade.hint_tier(attempts, "01.1", "fail", "v1")
-        self.assertEqual(grade.hint_tier(attempts, "01.1", "fail", "v2"), 2)
-        self.assertEqual(grade.hint_tier(attempts, "01.1", "fail", "v1"), 2)   # back to an old version: no new tier
+        grader.hints.hint_tier(attempts, "01.1", "fail", "v1")
+        self.assertEqual(grader.hints.hint_tier(attempts, "01.1", "fail", "v2"), 2)
+        self.assertEqual(grader.hints.hint_tier(attempts, "01.1", "fail", "v1"), 2)   # back to an old version: no new tier
         self.assertEqual(self.shown(self.failing(2)), ["hint 1 of 3: look at the ties",
                                                        "hint 2 of 3: keep the first maximum"])
 
     def test_tiers_stop_at_the_last(self):
         attempts = {}
-        tiers = [grade.hint_tier(attempts, "01.1", "fail", f"v{n}") for n in range(5)]
+        tiers = [grader.hints.hint_tier(attempts, "01.1", "fail", f"v{n}") for n in range(5)]
         self.assertEqual(tiers, [1, 2, 3, 4, 5])
         lines = self.shown(self.failing(tiers[-1]))
         self.assertEqual(lines, [f"hint {n + 1} of 3: {t}" for n, t in enumerate(self.TIERS)])
-        self.assertNotIn("comes after", "\n".join(grade.exercise_lines(self.failing(5), colour=False, root=ROOT)))
+        self.assertNotIn("comes after", "\n".join(grader.report.exercise_lines(self.failing(5), colour=False, root=ROOT)))
 
     def test_hints_shows_every_tier_even_before_a_try(self):
-        not_started = grade.ExerciseResult(self.info(), [grade.TestResult(
-            "ex01.1 t", "exception", report=f"x.cpp:1: FAILED:\n  01.1 {grade.NOT_STARTED}\n")])
+        not_started = grader.scoring.ExerciseResult(self.info(), [grader.runner.TestResult(
+            "ex01.1 t", "exception", report=f"x.cpp:1: FAILED:\n  01.1 {grader.runner.NOT_STARTED}\n")])
         self.assertEqual(not_started.state, "not-started")
         self.assertEqual(self.shown(not_started), [])
         self.assertEqual(len(self.shown(not_started, hints=True)), 3)
@@ -551,40 +561,40 @@ class HintTiers(unittest.TestCase):
     def test_a_pass_or_an_untouched_stub_shows_none_and_counts_nothing(self):
         attempts = {}
         for state in ("pass", "not-started", "does-not-compile", "forbidden"):
-            self.assertEqual(grade.hint_tier(attempts, "01.1", state, "v1"), 0)
+            self.assertEqual(grader.hints.hint_tier(attempts, "01.1", state, "v1"), 0)
         self.assertEqual(attempts, {})
-        passed = grade.ExerciseResult(self.info(), [grade.TestResult("ex01.1 t", "pass")], tier=3)
+        passed = grader.scoring.ExerciseResult(self.info(), [grader.runner.TestResult("ex01.1 t", "pass")], tier=3)
         self.assertEqual(self.shown(passed, hints=False), [])
 
     def test_a_plain_string_is_one_tier(self):
-        self.assertEqual(grade.hint_tiers({"hint": "just this"}), ["just this"])
-        self.assertEqual(grade.hint_tiers({}), [])
+        self.assertEqual(grader.hints.hint_tiers({"hint": "just this"}), ["just this"])
+        self.assertEqual(grader.hints.hint_tiers({}), [])
         self.assertEqual(self.shown(self.failing(4, hint="just this")), ["hint: just this"])
 
     def test_no_build_reads_the_count_without_adding_to_it(self):
         attempts = {}
-        grade.hint_tier(attempts, "01.1", "fail", "v1")
-        self.assertEqual(grade.hint_tier(attempts, "01.1", "fail", "v2", record=False), 1)
-        self.assertEqual(grade.hint_tier({}, "01.1", "fail", "v2", record=False), 1)
+        grader.hints.hint_tier(attempts, "01.1", "fail", "v1")
+        self.assertEqual(grader.hints.hint_tier(attempts, "01.1", "fail", "v2", record=False), 1)
+        self.assertEqual(grader.hints.hint_tier({}, "01.1", "fail", "v2", record=False), 1)
 
     def test_the_hash_is_of_the_files_contents(self):
         with tempfile.TemporaryDirectory() as tmp:
             (Path(tmp) / "a.cpp").write_text("int x;")
-            first = grade.source_hash(["a.cpp"], tmp)
-            self.assertEqual(grade.source_hash(["a.cpp"], tmp), first)
+            first = grader.hints.source_hash(["a.cpp"], tmp)
+            self.assertEqual(grader.hints.source_hash(["a.cpp"], tmp), first)
             (Path(tmp) / "a.cpp").write_text("int y;")
-            self.assertNotEqual(grade.source_hash(["a.cpp"], tmp), first)
-            self.assertNotEqual(grade.source_hash(["gone.cpp"], tmp), first)
+            self.assertNotEqual(grader.hints.source_hash(["a.cpp"], tmp), first)
+            self.assertNotEqual(grader.hints.source_hash(["gone.cpp"], tmp), first)
 
     def test_attempts_survive_in_the_build_folder(self):
         with tempfile.TemporaryDirectory() as tmp:
-            self.assertEqual(grade.read_attempts(tmp), {})
-            grade.write_attempts(tmp, {"01.1": {"failed": ["v1", "v2"]}})
-            self.assertEqual(grade.read_attempts(tmp), {"01.1": {"failed": ["v1", "v2"]}})
-            (Path(tmp) / grade.ATTEMPTS_FILE).write_text("not json")
-            self.assertEqual(grade.read_attempts(tmp), {})
-            self.assertEqual(sorted(p.name for p in Path(tmp).iterdir()), [grade.ATTEMPTS_FILE])
-        grade.write_attempts("/nonexistent/folder", {"01.1": {"failed": ["v1"]}})   # no error: hints only
+            self.assertEqual(grader.hints.read_attempts(tmp), {})
+            grader.hints.write_attempts(tmp, {"01.1": {"failed": ["v1", "v2"]}})
+            self.assertEqual(grader.hints.read_attempts(tmp), {"01.1": {"failed": ["v1", "v2"]}})
+            (Path(tmp) / grader.hints.ATTEMPTS_FILE).write_text("not json")
+            self.assertEqual(grader.hints.read_attempts(tmp), {})
+            self.assertEqual(sorted(p.name for p in Path(tmp).iterdir()), [grader.hints.ATTEMPTS_FILE])
+        grader.hints.write_attempts("/nonexistent/folder", {"01.1": {"failed": ["v1"]}})   # no error: hints only
 
 
 def fixture_manifest():
@@ -592,18 +602,18 @@ def fixture_manifest():
 
 
 def failed_chapter(chapter="01", log="build_error.txt"):
-    return grade.chapter_failure(chapter, fixture(log), ROOT)
+    return grader.build.chapter_failure(chapter, fixture(log), ROOT)
 
 
 def results_with_failure(chapter="01"):
     """The fixture run as if `chapter` had not compiled: its tests never ran."""
     tests = [t for t in live_runs().values() if not t.exercise.startswith(chapter + ".")]
-    return grade.group_by_exercise(fixture_manifest(), tests, {chapter: failed_chapter(chapter)})
+    return grader.scoring.group_by_exercise(fixture_manifest(), tests, {chapter: failed_chapter(chapter)})
 
 
 class ChapterBuildFailures(unittest.TestCase):
     def test_a_real_chapter_failure_starts_at_the_stub_with_its_function(self):
-        failure = grade.chapter_failure("04", fixture("chapter_04_error.txt"), ROOT)
+        failure = grader.build.chapter_failure("04", fixture("chapter_04_error.txt"), ROOT)
         self.assertTrue(failure.mine)
         self.assertTrue(failure.lines[0].startswith("exercises/04-penalties/repetition.cpp: In function"))
         self.assertRegex(failure.lines[1], r"^exercises/04-penalties/repetition\.cpp:\d+:\d+: error: expected ‘;’")
@@ -614,28 +624,28 @@ class ChapterBuildFailures(unittest.TestCase):
     def test_the_exercise_whose_file_has_the_error_is_named(self):
         manifest = json.loads((REPO / "exercises" / "manifest.json").read_text())["exercises"]
         log = fixture("chapter_04_error.txt").replace(ROOT, str(REPO))
-        failure = grade.chapter_failure("04", log, REPO, manifest=manifest)
+        failure = grader.build.chapter_failure("04", log, REPO, manifest=manifest)
         owner = next(e["id"] for e in manifest if "exercises/04-penalties/repetition.cpp" in e["files"])
         self.assertEqual(list(failure.culprits), [owner])
         self.assertRegex(failure.culprits[owner][1], r"^exercises/04-penalties/repetition\.cpp:\d+:\d+: error:")
-        exercises, _ = grade.group_by_exercise([e for e in manifest if e["chapter"] == "04"], [], {"04": failure})
+        exercises, _ = grader.scoring.group_by_exercise([e for e in manifest if e["chapter"] == "04"], [], {"04": failure})
         states = {ex.info["id"]: ex.state for ex in exercises}
         self.assertEqual(states.pop(owner), "does-not-compile")
         self.assertTrue(states and set(states.values()) == {"blocked"})
 
     def test_a_broken_chapter_00_stub_blocks_chapter_01(self):
         manifest = json.loads((REPO / "exercises" / "manifest.json").read_text())["exercises"]
-        failure = grade.chapter_failure("01", fixture("chapter_01_uses_00.txt").replace(ROOT, str(REPO)), REPO,
+        failure = grader.build.chapter_failure("01", fixture("chapter_01_uses_00.txt").replace(ROOT, str(REPO)), REPO,
                                         manifest=manifest)
         owner = next(e["id"] for e in manifest if "exercises/00-naive-loop/last_position.cpp" in e["files"])
         self.assertEqual(list(failure.culprits), [owner])
-        exercises, _ = grade.group_by_exercise([e for e in manifest if e["chapter"] == "01"], [], {"01": failure})
+        exercises, _ = grader.scoring.group_by_exercise([e for e in manifest if e["chapter"] == "01"], [], {"01": failure})
         self.assertEqual({ex.state for ex in exercises}, {"blocked"})
-        self.assertTrue(grade.render_report(exercises, colour=False, root=REPO).count(f"(not graded: {owner} does "
+        self.assertTrue(grader.report.render_report(exercises, colour=False, root=REPO).count(f"(not graded: {owner} does "
                                                                                        "not compile)") >= 2)
 
     def test_a_changed_signature_is_blamed_on_its_exercise(self):
-        failure = grade.chapter_failure("01", fixture("link_error.txt"), ROOT, manifest=fixture_manifest())
+        failure = grader.build.chapter_failure("01", fixture("link_error.txt"), ROOT, manifest=fixture_manifest())
         self.assertEqual(list(failure.culprits), ["01.1"])
         self.assertIn("undefined reference to `argmax", "\n".join(failure.culprits["01.1"]))
         self.assertIn("argmax is declared in lib/include/decodebook/exercises.hpp", failure.culprits["01.1"][-1])
@@ -643,26 +653,26 @@ class ChapterBuildFailures(unittest.TestCase):
         self.assertNotIn("tell your instructor", failure.verdict)
 
     def test_without_a_known_file_the_whole_chapter_does_not_compile(self):
-        failure = grade.chapter_failure("02", "lib/src/x.cpp:1:1: error: boom\n", ROOT, manifest=fixture_manifest())
+        failure = grader.build.chapter_failure("02", "lib/src/x.cpp:1:1: error: boom\n", ROOT, manifest=fixture_manifest())
         self.assertIsNone(failure.culprits)
-        exercises, _ = grade.group_by_exercise(fixture_manifest(), [], {"02": failure})
+        exercises, _ = grader.scoring.group_by_exercise(fixture_manifest(), [], {"02": failure})
         self.assertEqual({ex.state for ex in exercises if ex.info["chapter"] == "02"}, {"does-not-compile"})
 
     def test_a_broken_chapter_00_stub_shows_in_chapter_01(self):
-        failure = grade.chapter_failure("01", fixture("chapter_01_uses_00.txt"), ROOT)
+        failure = grader.build.chapter_failure("01", fixture("chapter_01_uses_00.txt"), ROOT)
         self.assertTrue(failure.mine)
         self.assertTrue(failure.lines[0].startswith("exercises/00-naive-loop/last_position.cpp: In function"))
 
     def test_the_students_error_comes_first_even_after_another(self):
         log = fixture("chapter_04_mixed.txt")
         self.assertLess(log.index("tests/golden.hpp"), log.index("exercises/04-penalties/repetition.cpp"))
-        failure = grade.chapter_failure("04", log, ROOT)
+        failure = grader.build.chapter_failure("04", log, ROOT)
         self.assertTrue(failure.mine)
         self.assertTrue(failure.lines[0].startswith("exercises/04-penalties/repetition.cpp: In function"))
 
     def test_a_failure_outside_the_students_files_is_for_the_instructor(self):
         log = "\n".join(l for l in fixture("chapter_04_mixed.txt").splitlines() if "exercises/" not in l)
-        failure = grade.chapter_failure("04", log, ROOT)
+        failure = grader.build.chapter_failure("04", log, ROOT)
         self.assertFalse(failure.mine)
         self.assertTrue(failure.lines[0].startswith("In file included from tests/golden.cpp"))
         self.assertIn("tell your instructor", failure.verdict)
@@ -670,31 +680,31 @@ class ChapterBuildFailures(unittest.TestCase):
 
     def test_a_copy_of_exercises_elsewhere_counts_as_the_students(self):
         log = fixture("chapter_04_error.txt").replace(f"{ROOT}/exercises/", "/tmp/submissions/ada/")
-        failure = grade.chapter_failure("04", log, ROOT, exercises_dir="/tmp/submissions/ada")
+        failure = grader.build.chapter_failure("04", log, ROOT, exercises_dir="/tmp/submissions/ada")
         self.assertTrue(failure.mine)
         self.assertTrue(failure.lines[0].startswith("/tmp/submissions/ada/04-penalties/repetition.cpp: In"))
-        unsaid = grade.chapter_failure("04", log, ROOT)   # without exercises_dir: still its only error
+        unsaid = grader.build.chapter_failure("04", log, ROOT)   # without exercises_dir: still its only error
         self.assertTrue(unsaid.lines[0].startswith("/tmp/submissions/ada/04-penalties/repetition.cpp: In"))
 
     def test_a_warning_that_mentions_error_is_not_an_error(self):
         log = ("exercises/a.cpp:3:9: warning: unused variable ‘error’ [-Wunused-variable]\n"
                "src/lib.cpp:1:1: error: boom\n")
-        self.assertEqual(grade.compile_errors(log, ROOT)[0], ["src/lib.cpp:1:1: error: boom"])
+        self.assertEqual(grader.build.compile_errors(log, ROOT)[0], ["src/lib.cpp:1:1: error: boom"])
 
     def test_long_errors_are_clipped_per_chapter(self):
         log = "\n".join(f"exercises/a.cpp:{i}:1: error: e{i}" for i in range(100))
-        failure = grade.chapter_failure("02", log, ROOT)
-        self.assertEqual(len(failure.lines), grade.CHAPTER_ERROR_LINES)
+        failure = grader.build.chapter_failure("02", log, ROOT)
+        self.assertEqual(len(failure.lines), grader.build.CHAPTER_ERROR_LINES)
         self.assertEqual(failure.lines[-1], "... (81 more lines)")
 
     def test_an_empty_log_still_says_something(self):
-        self.assertEqual(grade.chapter_failure("02", "gmake: *** [all] Error 2\n", ROOT).lines,
+        self.assertEqual(grader.build.chapter_failure("02", "gmake: *** [all] Error 2\n", ROOT).lines,
                          ["(the build printed no error)"])
 
     def test_not_built_with_no_build(self):
         with tempfile.TemporaryDirectory() as tmp:
             Path(tmp, "exercise_tests_00").touch()
-            failures = grade.not_built(tmp, ["00", "01"])
+            failures = grader.build.not_built(tmp, ["00", "01"])
         self.assertEqual(list(failures), ["01"])
         self.assertEqual(failures["01"].kind, "not-built")
         self.assertEqual(failures["01"].message, "exercise_tests_01 is not built: run ./grade without --no-build")
@@ -714,12 +724,12 @@ class ChapterFailureScoring(unittest.TestCase):
 
     def test_even_passing_tests_of_a_broken_chapter_do_not_count(self):
         tests = list(live_runs().values())   # 01.2 has a passing test
-        exercises, _ = grade.group_by_exercise(fixture_manifest(), tests, {"01": failed_chapter()})
+        exercises, _ = grader.scoring.group_by_exercise(fixture_manifest(), tests, {"01": failed_chapter()})
         self.assertEqual({ex.info["id"]: ex.earned for ex in exercises if ex.info["chapter"] == "01"},
                          {"01.1": 0, "01.2": 0})
 
     def test_results_json_entries(self):
-        doc = grade.results_json(self.exercises, 2.0, root=ROOT)
+        doc = grader.formats.results_json(self.exercises, 2.0, root=ROOT)
         json.dumps(doc)
         self.assertEqual((doc["status"], doc["score"], doc["max_score"]), ("fail", 2, 12))
         self.assertNotIn("message", doc)
@@ -734,7 +744,7 @@ class ChapterFailureScoring(unittest.TestCase):
         self.assertEqual(sum(t["max_score"] for t in doc["tests"]), doc["max_score"])
 
     def test_gradescope_shows_the_error_as_a_failed_test(self):
-        doc = grade.gradescope_json(grade.results_json(self.exercises, 2.0, root=ROOT))
+        doc = grader.formats.gradescope_json(grader.formats.results_json(self.exercises, 2.0, root=ROOT))
         entry = {t["name"]: t for t in doc["tests"]}["ex01.1 (does not compile)"]
         self.assertEqual((entry["status"], entry["score"], entry["max_score"], entry["number"]),
                          ("failed", 0, 1, "01.1"))
@@ -743,17 +753,17 @@ class ChapterFailureScoring(unittest.TestCase):
     def test_when_no_chapter_compiled(self):
         failures = {"00": failed_chapter("00"), "01": failed_chapter("01")}
         manifest = [e for e in fixture_manifest() if e["chapter"] in failures]
-        exercises, _ = grade.group_by_exercise(manifest, [], failures)
-        doc = grade.results_json(exercises, 1.0, root=ROOT)
+        exercises, _ = grader.scoring.group_by_exercise(manifest, [], failures)
+        doc = grader.formats.results_json(exercises, 1.0, root=ROOT)
         self.assertEqual((doc["status"], doc["score"], doc["max_score"]), ("error", 0, 5))
         self.assertTrue(doc["message"].startswith("no chapter could be built (00, 01); chapter 00:\n"))
         self.assertEqual([t["name"] for t in doc["tests"]],
                          ["ex00.1 (does not compile)", "ex00.2 (does not compile)",
                           "ex01.1 (does not compile)", "ex01.2 (does not compile)"])
-        self.assertEqual(grade.gradescope_json(doc)["output"], doc["message"])
+        self.assertEqual(grader.formats.gradescope_json(doc)["output"], doc["message"])
 
     def test_junit_gets_an_error_testcase_per_exercise(self):
-        suite = ET.fromstring(grade.junit_xml(self.exercises, ROOT))
+        suite = ET.fromstring(grader.formats.junit_xml(self.exercises, ROOT))
         # 11 tests of chapters 00 and 02 ran (3 pass, 2 failed checks, 6 errors), + 02.7 (no tests), + 01.1, 01.2
         self.assertEqual((suite.get("tests"), suite.get("failures"), suite.get("errors")), ("14", "2", "9"))
         case = suite.find("testcase[@name='student:ex01.1 (does not compile)']")
@@ -762,13 +772,13 @@ class ChapterFailureScoring(unittest.TestCase):
         self.assertIn("exercises/01-greedy/argmax.cpp", case.find("error").text)
 
     def test_junit_without_any_test_run(self):
-        exercises, _ = grade.group_by_exercise(fixture_manifest()[:2], [], {"00": failed_chapter("00")})
-        suite = ET.fromstring(grade.junit_xml(exercises, ROOT))
+        exercises, _ = grader.scoring.group_by_exercise(fixture_manifest()[:2], [], {"00": failed_chapter("00")})
+        suite = ET.fromstring(grader.formats.junit_xml(exercises, ROOT))
         self.assertEqual((suite.get("tests"), suite.get("errors")), ("2", "2"))
 
     def test_junit_of_a_whole_run(self):
         exercises, _ = fixture_results()
-        suite = ET.fromstring(grade.junit_xml(exercises, ROOT))
+        suite = ET.fromstring(grader.formats.junit_xml(exercises, ROOT))
         cases = {c.get("name"): c for c in suite.iter("testcase")}
         self.assertEqual(cases["student:ex01.2 greedy stops at EOS"].get("status"), "run")
         failed = cases["student:ex01.2 greedy matches the golden tokens"]
@@ -780,7 +790,7 @@ class ChapterFailureScoring(unittest.TestCase):
 class ChapterFailureReport(unittest.TestCase):
     def setUp(self):
         exercises, strays = results_with_failure("01")
-        self.text = grade.render_report(exercises, strays, colour=False, root=ROOT)
+        self.text = grader.report.render_report(exercises, strays, colour=False, root=ROOT)
         self.lines = self.text.splitlines()
 
     def test_lines(self):
@@ -806,25 +816,25 @@ class ChapterFailureReport(unittest.TestCase):
 
     def test_next_points_at_the_first_broken_chapter(self):
         self.assertEqual(self.lines[-1], "next: make chapter 01 compile (its first error is shown above)")
-        exercises, _ = grade.group_by_exercise(fixture_manifest(), [], {
-            c: grade.BuildFailure(c, [], kind="not-built") for c in ("00", "01", "02")})
-        text = grade.render_report(exercises, colour=False, root=ROOT)
+        exercises, _ = grader.scoring.group_by_exercise(fixture_manifest(), [], {
+            c: grader.scoring.BuildFailure(c, [], kind="not-built") for c in ("00", "01", "02")})
+        text = grader.report.render_report(exercises, colour=False, root=ROOT)
         self.assertIn("  ✗ 00.1 Take the last position's logits (not built)", text)
         self.assertIn("  exercise_tests_00 is not built: run ./grade without --no-build", text)
         self.assertTrue(text.endswith("next: run ./grade without --no-build\n"))
 
     def test_colour(self):
         exercises, strays = results_with_failure("01")
-        text = grade.render_report(exercises, strays, colour=True, root=ROOT)
+        text = grader.report.render_report(exercises, strays, colour=True, root=ROOT)
         self.assertIn("\033[31m(does not compile)\033[0m", text)
         self.assertIn("\033[31mchapter 01 does not compile: fix the first error above\033[0m", text)
 
     def test_a_copy_of_exercises_is_named(self):
         exercises, _ = fixture_results()
-        text = grade.render_report(exercises, colour=False, root=ROOT, exercises_dir=Path("/srv/ada/exercises"))
+        text = grader.report.render_report(exercises, colour=False, root=ROOT, exercises_dir=Path("/srv/ada/exercises"))
         self.assertTrue(text.startswith("decodebook: grading the exercises in /srv/ada/exercises\n"))
         self.assertIn("      start in /srv/ada/exercises/01-greedy/argmax.cpp", text.splitlines())
-        solutions = grade.render_report(exercises, colour=False, solutions=True, root=ROOT,
+        solutions = grader.report.render_report(exercises, colour=False, solutions=True, root=ROOT,
                                         exercises_dir=Path("/srv/ada/exercises"))
         self.assertTrue(solutions.startswith("decodebook: grading the worked solutions\n"))
 
@@ -833,41 +843,41 @@ class Selection2(unittest.TestCase):
     manifest = fixture_manifest()
 
     def pick(self, which):
-        return grade.select_exercises(self.manifest, which)
+        return grader.manifest.select_exercises(self.manifest, which)
 
     def test_whole_chapters_run_by_chapter(self):
-        self.assertEqual(grade.tests_regex(self.manifest, self.pick(None), {}), r"^student: ?ex(00|01|02)\.")
-        self.assertEqual(grade.tests_regex(self.manifest, self.pick("01"), {}), r"^student: ?ex(01)\.")
+        self.assertEqual(grader.runner.tests_regex(self.manifest, self.pick(None), {}), r"^student: ?ex(00|01|02)\.")
+        self.assertEqual(grader.runner.tests_regex(self.manifest, self.pick("01"), {}), r"^student: ?ex(01)\.")
 
     def test_chapters_that_failed_are_left_out(self):
-        regex = grade.tests_regex(self.manifest, self.pick(None), {"01": failed_chapter()})
+        regex = grader.runner.tests_regex(self.manifest, self.pick(None), {"01": failed_chapter()})
         self.assertEqual(regex, r"^student: ?ex(00|02)\.")
         pattern = re.compile(regex)
         self.assertTrue(pattern.search("student:ex02.7 later test"))   # a test the manifest lacks still runs
         self.assertFalse(pattern.search("student:ex01.1 argmax picks"))
         self.assertFalse(pattern.search("student:ex0211 odd"))
-        self.assertIsNone(grade.tests_regex(self.manifest, self.pick("01"), {"01": failed_chapter()}))
+        self.assertIsNone(grader.runner.tests_regex(self.manifest, self.pick("01"), {"01": failed_chapter()}))
 
     def test_single_exercises_run_by_id(self):
-        self.assertEqual(grade.tests_regex(self.manifest, self.pick("02.3"), {}), r"^student: ?ex(02\.3) ")
+        self.assertEqual(grader.runner.tests_regex(self.manifest, self.pick("02.3"), {}), r"^student: ?ex(02\.3) ")
 
     def test_chapters_in_course_order(self):
-        self.assertEqual(grade.selected_chapters(self.pick(None)), ["00", "01", "02"])
-        self.assertEqual(grade.selected_chapters(self.pick("01.2")), ["01"])
+        self.assertEqual(grader.manifest.selected_chapters(self.pick(None)), ["00", "01", "02"])
+        self.assertEqual(grader.manifest.selected_chapters(self.pick("01.2")), ["01"])
 
     def test_exercises_dir_from_the_cache(self):
         cache = "DECODEBOOK_EXERCISES_DIR:PATH=/srv/ada/exercises\n"
-        self.assertEqual(grade.other_exercises_dir(cache, ROOT), Path("/srv/ada/exercises"))
-        self.assertIsNone(grade.other_exercises_dir(f"DECODEBOOK_EXERCISES_DIR:PATH={ROOT}/exercises\n", ROOT))
-        self.assertIsNone(grade.other_exercises_dir("CMAKE_BUILD_TYPE:STRING=Release\n", ROOT))
-        self.assertEqual(grade.cache_value("A:STRING=x y \nB:BOOL=ON\n", "A"), "x y")
+        self.assertEqual(grader.build.other_exercises_dir(cache, ROOT), Path("/srv/ada/exercises"))
+        self.assertIsNone(grader.build.other_exercises_dir(f"DECODEBOOK_EXERCISES_DIR:PATH={ROOT}/exercises\n", ROOT))
+        self.assertIsNone(grader.build.other_exercises_dir("CMAKE_BUILD_TYPE:STRING=Release\n", ROOT))
+        self.assertEqual(grader.build.cache_value("A:STRING=x y \nB:BOOL=ON\n", "A"), "x y")
 
     def test_student_files(self):
         files = ["exercises/01-greedy/argmax.cpp", "README.md"]
-        self.assertEqual(grade.student_files(files), files)
-        self.assertEqual(grade.student_files(files, "/srv/ada/exercises", ROOT),
+        self.assertEqual(grader.manifest.student_files(files), files)
+        self.assertEqual(grader.manifest.student_files(files, "/srv/ada/exercises", ROOT),
                          ["/srv/ada/exercises/01-greedy/argmax.cpp", "README.md"])
-        self.assertEqual(grade.student_files(files, f"{ROOT}/build-x/ex", ROOT),
+        self.assertEqual(grader.manifest.student_files(files, f"{ROOT}/build-x/ex", ROOT),
                          ["build-x/ex/01-greedy/argmax.cpp", "README.md"])
 
 
@@ -875,11 +885,11 @@ class CommandLine(unittest.TestCase):
     def test_jobs_must_be_a_positive_whole_number(self):
         for bad in ("0", "-3", "two"):
             with contextlib.redirect_stderr(io.StringIO()) as err, self.assertRaises(SystemExit) as exit_:
-                grade.parse_args(["--jobs", bad])
+                grader.cli.parse_args(["--jobs", bad])
             self.assertEqual(exit_.exception.code, 2, bad)
             self.assertIn("--jobs", err.getvalue())
-        self.assertEqual(grade.parse_args(["--jobs", "3"]).jobs, 3)
-        self.assertEqual(grade.parse_args([]).jobs, 2)
+        self.assertEqual(grader.cli.parse_args(["--jobs", "3"]).jobs, 3)
+        self.assertEqual(grader.cli.parse_args([]).jobs, 2)
 
 
 class ReportFiles(unittest.TestCase):
@@ -887,26 +897,26 @@ class ReportFiles(unittest.TestCase):
         for option in ("--json", "--junit", "--gradescope"):
             with self.subTest(option=option), contextlib.redirect_stderr(io.StringIO()) as err, \
                     self.assertRaises(SystemExit) as exit_:
-                grade.parse_args([option, "/nonexistent/folder/x.json"])
+                grader.cli.parse_args([option, "/nonexistent/folder/x.json"])
             self.assertEqual(exit_.exception.code, 2)
             self.assertIn("does not exist", err.getvalue())
 
     def test_a_folder_is_not_a_report_file(self):
         with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stderr(io.StringIO()) as err, \
                 self.assertRaises(SystemExit) as exit_:
-            grade.parse_args(["--json", tmp])
+            grader.cli.parse_args(["--json", tmp])
         self.assertEqual(exit_.exception.code, 2)
         self.assertIn("is a folder", err.getvalue())
 
     def test_a_writable_path_is_accepted(self):
         with tempfile.TemporaryDirectory() as tmp:
-            self.assertEqual(grade.parse_args(["--json", f"{tmp}/r.json"]).json, f"{tmp}/r.json")
+            self.assertEqual(grader.cli.parse_args(["--json", f"{tmp}/r.json"]).json, f"{tmp}/r.json")
 
 
 class FakeTools:
     """Stands in for cmake and ctest: the chapters in `broken` fail to build with their log;
     `ctest --show-only=json-v1 -R REGEX` lists the live runs' tests that REGEX matches, as CTest
-    would; running them (grade.run_tests) returns those runs' results."""
+    would; running them (grader.runner.run_tests) returns those runs' results."""
 
     def __init__(self, broken=None):
         self.broken, self.calls, self.envs, self.ran = broken or {}, [], [], []
@@ -931,9 +941,17 @@ class FakeTools:
             return subprocess.CompletedProcess(cmd, 0, json.dumps({"kind": "ctestInfo", "tests": tests}))
         raise AssertionError(f"unexpected command {cmd}")
 
+    @contextlib.contextmanager
+    def standing_in(self):
+        """For cmake, ctest and nm: every grader module that runs a tool calls its own `run`."""
+        with contextlib.ExitStack() as stack:
+            for module in (grader.build, grader.runner, grader.symbols):
+                stack.enter_context(mock.patch.object(module, "run", self))
+            yield self
+
     def run_tests(self, specs, jobs, limits=None):
         self.ran.append([s.name for s in specs])
-        return [live_runs()[grade.test_name(s.name)] for s in specs]
+        return [live_runs()[grader.runner.test_name(s.name)] for s in specs]
 
     def targets(self):
         return [c[c.index("--target") + 1] for c in self.calls if c[0] == "cmake"]
@@ -955,16 +973,16 @@ class Main(unittest.TestCase):
 
     def grade_with(self, tools, *args):
         out = self.dir / "out"
-        with mock.patch.object(grade, "run", tools), mock.patch.object(grade, "run_tests", tools.run_tests), \
-                mock.patch.object(grade, "REPO", self.dir / "repo"), \
+        with tools.standing_in(), mock.patch.object(grader.cli, "run_tests", tools.run_tests), \
+                mock.patch.object(grader.cli, "REPO", self.dir / "repo"), \
                 contextlib.redirect_stdout(io.StringIO()) as stdout:
-            code = grade.main(["--build-dir", str(self.dir / "build"), "--json", f"{out}.json",
+            code = grader.cli.main(["--build-dir", str(self.dir / "build"), "--json", f"{out}.json",
                                "--junit", f"{out}.xml", "--gradescope", f"{out}.gs.json", *args])
         return code, stdout.getvalue(), json.loads(Path(f"{out}.json").read_text())
 
     def test_each_chapter_builds_on_its_own_and_a_broken_one_is_not_run(self):
         # the log names the real repository: main() shortens paths against it
-        log = fixture("build_error.txt").replace(ROOT, str(grade.REPO))
+        log = fixture("build_error.txt").replace(ROOT, str(grader.REPO))
         tools = FakeTools({"01": log})
         code, text, doc = self.grade_with(tools)
         self.assertEqual(code, 0)
@@ -1011,21 +1029,21 @@ class Main(unittest.TestCase):
         stub.write_text("// try 2\n")
         _, text, _ = self.grade_with(FakeTools(), "01.2")
         self.assertEqual(hints(text), ["hint 1 of 2: nudge for 01.2", "hint 2 of 2: more for 01.2"])
-        kept = json.loads((self.dir / "build" / grade.ATTEMPTS_FILE).read_text())["exercises"]
+        kept = json.loads((self.dir / "build" / grader.hints.ATTEMPTS_FILE).read_text())["exercises"]
         self.assertEqual(len(kept["01.2"]["failed"]), 2)
         self.assertEqual([p.name for p in (self.dir / "repo").rglob("*attempts*")], [])   # not in the source tree
         stub.write_text("// try 3\n")
         (self.dir / "build" / "exercise_tests_01").touch()
         _, text, _ = self.grade_with(FakeTools(), "01.2", "--no-build")     # its binaries may be of older code
         self.assertEqual(len(hints(text)), 2)
-        self.assertEqual(len(json.loads((self.dir / "build" / grade.ATTEMPTS_FILE).read_text())["exercises"]["01.2"]
+        self.assertEqual(len(json.loads((self.dir / "build" / grader.hints.ATTEMPTS_FILE).read_text())["exercises"]["01.2"]
                              ["failed"]), 2)
 
     def test_tests_run_with_one_blas_thread_each(self):
-        self.assertEqual(grade.TEST_ENV["OPENBLAS_NUM_THREADS"], "1")
+        self.assertEqual(grader.runner.TEST_ENV["OPENBLAS_NUM_THREADS"], "1")
         with tempfile.TemporaryDirectory() as tmp, mock.patch.dict("os.environ", {"OPENBLAS_NUM_THREADS": "8"}):
-            spec = grade.TestSpec("student:ex00.1 env", ["sh", "-c", "echo threads=$OPENBLAS_NUM_THREADS"])
-            result = grade.run_test(spec, tmp)
+            spec = grader.runner.TestSpec("student:ex00.1 env", ["sh", "-c", "echo threads=$OPENBLAS_NUM_THREADS"])
+            result = grader.runner.run_test(spec, tmp)
         self.assertIn("threads=1", result.output)
 
     def test_one_exercise_builds_only_its_chapter(self):
@@ -1066,9 +1084,9 @@ class Main(unittest.TestCase):
 
     def test_jobs_zero_is_refused_before_anything_runs(self):
         tools = FakeTools()
-        with mock.patch.object(grade, "run", tools), contextlib.redirect_stderr(io.StringIO()), \
+        with tools.standing_in(), contextlib.redirect_stderr(io.StringIO()), \
                 self.assertRaises(SystemExit) as exit_:
-            grade.main(["--jobs", "0"])
+            grader.cli.main(["--jobs", "0"])
         self.assertEqual((exit_.exception.code, tools.calls), (2, []))
 
 
@@ -1076,12 +1094,12 @@ class Main(unittest.TestCase):
 class MainErrors(unittest.TestCase):
     def test_unknown_chapter_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()) as err:
-            self.assertEqual(grade.main(["99-nothing"]), 2)
+            self.assertEqual(grader.cli.main(["99-nothing"]), 2)
         self.assertIn("no chapter or exercise", err.getvalue())
 
     def test_no_build_without_a_build_dir_writes_an_error_result(self):
         with tempfile.TemporaryDirectory() as tmp, contextlib.redirect_stdout(io.StringIO()):
-            code = grade.main(["--no-build", "--build-dir", f"{tmp}/nothing",
+            code = grader.cli.main(["--no-build", "--build-dir", f"{tmp}/nothing",
                                "--json", f"{tmp}/r.json", "--junit", f"{tmp}/r.xml"])
             doc = json.loads(Path(f"{tmp}/r.json").read_text())
             junit = Path(f"{tmp}/r.xml").read_text()
@@ -1089,6 +1107,101 @@ class MainErrors(unittest.TestCase):
         self.assertEqual((doc["status"], doc["score"], doc["tests"]), ("error", 0, []))
         self.assertIn("not a configured build directory", doc["message"])
         self.assertIn('<testcase name="build"', junit)
+
+
+EXPECTED = FIXTURES / "expected"
+OUTCOMES = {"pass", "fail", "exception", "memory", "timeout", "crash", "notrun"}        # TestResult.outcome
+STATES = {"pass", "fail", "not-started", "no-tests", "does-not-compile", "blocked", "not-built", "forbidden"}
+
+
+def golden_case(folder):
+    """grade_fixtures/expected/<ending>/case.json -> [ExerciseResult], as ./grade grades them (see
+    the README there): live runs of runs.cpp, every test's time made 0."""
+    case = json.loads((folder / "case.json").read_text(encoding="utf-8"))
+    manifest = {e["id"]: e for e in fixture_manifest()}
+    tests = [live_runs()[name] for names in case["exercises"].values() for name in names]
+    with tempfile.TemporaryDirectory() as tmp:
+        tests += [grader.runner.run_test(grader.runner.TestSpec(f"student:{name}", ["/nonexistent/program"]), tmp)
+                  for names in case.get("missing_program", {}).values() for name in names]
+        chapters = grader.manifest.selected_chapters([manifest[i] for i in case["exercises"]])
+        failures = grader.build.not_built(tmp, chapters) if case.get("not_built") else {}
+    if "build_log" in case:
+        failures = {c: grader.build.chapter_failure(c, fixture(case["build_log"]), ROOT, manifest=fixture_manifest())
+                    for c in chapters}
+    violations = {i: grader.symbols.call_violation(manifest[i], uses) for i, uses in case.get("calls", {}).items()}
+    exercises, strays = grader.scoring.group_by_exercise(
+        [manifest[i] for i in case["exercises"]], [dataclasses.replace(t, seconds=0.0) for t in tests], failures,
+        violations)
+    assert not strays, strays
+    return exercises
+
+
+def golden_files(exercises):
+    """{expected file name: the text ./grade writes} for one case: --json, --gradescope, --junit."""
+    doc = grader.formats.results_json(exercises, 0.0, root=ROOT)
+    with tempfile.TemporaryDirectory() as tmp:
+        grader.formats.write_json(f"{tmp}/r.json", doc)
+        grader.formats.write_json(f"{tmp}/g.json", grader.formats.gradescope_json(doc))
+        return {"expected_results.json": Path(f"{tmp}/r.json").read_text(encoding="utf-8"),
+                "expected_gradescope.json": Path(f"{tmp}/g.json").read_text(encoding="utf-8"),
+                "expected_junit.xml": grader.formats.junit_xml(exercises, root=ROOT)}
+
+
+class Golden(unittest.TestCase):
+    """The report files, pinned by data: grade_fixtures/expected/<ending>/ holds, for each way a test
+    can end, the exact files ./grade writes (written by hand; README.md there says how to check
+    and change them). GOLDEN_ACTUAL=DIR also writes what the grader wrote to DIR/<ending>/."""
+
+    maxDiff = None
+
+    def test_each_ending_writes_its_expected_files(self):
+        actual_dir = os.environ.get("GOLDEN_ACTUAL")
+        folders = sorted(p for p in EXPECTED.iterdir() if p.is_dir())
+        self.assertGreater(len(folders), 0)
+        for folder in folders:
+            files = golden_files(golden_case(folder))
+            if actual_dir:
+                (Path(actual_dir) / folder.name).mkdir(parents=True, exist_ok=True)
+                for name, text in files.items():
+                    (Path(actual_dir) / folder.name / name).write_text(text, encoding="utf-8")
+            for name, text in files.items():
+                with self.subTest(ending=folder.name, file=name):
+                    self.assertEqual(text, (folder / name).read_text(encoding="utf-8"))
+
+    def test_every_way_a_test_can_end_has_a_folder(self):
+        outcomes, states = set(), set()
+        for folder in (p for p in EXPECTED.iterdir() if p.is_dir()):
+            for ex in golden_case(folder):
+                states.add(ex.state)
+                outcomes.update(t.outcome for t in ex.tests)
+        self.assertEqual((outcomes, states), (OUTCOMES, STATES))
+
+
+class EntryPoint(unittest.TestCase):
+    """./grade runs the package from its source only, as the single script it was: a planted
+    __pycache__/*.pyc (unchecked-hash: Python never compares it with its source) or a tools/*.py
+    named like a standard module changes nothing, and no bytecode is written beside the package."""
+
+    def test_planted_bytecode_and_modules_are_not_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp)
+            shutil.copy2(REPO / "grade", copy / "grade")
+            shutil.copytree(REPO / "tools" / "grader", copy / "tools" / "grader",
+                            ignore=shutil.ignore_patterns("__pycache__"))
+            forged = copy / "forged_cli.py"
+            forged.write_text("def main(argv=None):\n    print('FORGED')\n    return 0\n")
+            for name in ("__init__", "cli", "runner"):
+                py_compile.compile(str(forged if name == "cli" else copy / "tools" / "grader" / f"{name}.py"),
+                                   cfile=importlib.util.cache_from_source(str(copy / "tools" / "grader" / f"{name}.py")),
+                                   invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+            (copy / "tools" / "argparse.py").write_text("print('FORGED')\n")
+            pycs = sorted(p.name for p in (copy / "tools").rglob("*.pyc"))
+            done = subprocess.run(["/usr/bin/python3", str(copy / "grade"), "--help"], capture_output=True, text=True,
+                                  cwd=tmp)
+            self.assertEqual((done.returncode, done.stderr), (0, ""))
+            self.assertNotIn("FORGED", done.stdout)
+            self.assertIn("usage: grade", done.stdout)
+            self.assertEqual(sorted(p.name for p in (copy / "tools").rglob("*.pyc")), pycs)   # none written
 
 
 if __name__ == "__main__":
