@@ -638,7 +638,8 @@ int main(int argc, char** argv) {
                   {"gpt2-vocab", "GPT-2's vocabulary folder (vocab.json + merges.txt) for the mask figures; "
                                  "tools/install-deps.sh --bench puts it here", default_gpt2_vocab_dir()},
                   {"mask-documents", "valid outputs per constraint whose decoding steps the mask figures time", "40"}};
-    const CommandLine cl = parse_command_line(argc, argv, info);
+    CommandLine cl;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, cl)) return *exit_code;
     return run_program([&] {
         const std::string part = cl.extra.at("part");
         if (part != "all" && part != "model" && part != "mask")

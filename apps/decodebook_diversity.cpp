@@ -22,6 +22,7 @@
 #include <iostream>
 #include <memory>
 #include <set>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -165,7 +166,8 @@ int main(int argc, char** argv) {
     info.extra = {{"prompts", "how many of the built-in prompts to use (1-8; 0: 4, or 8 with --lab true)", "0"},
                   {"seeds", "seeds per prompt (1-100; 0: 2, or 4 with --lab true)", "0"},
                   {"lab", "true: chapter 10's lab, every sampler at its recommended setting; false: chapter 04's table", "false"}};
-    const CommandLine cl = parse_command_line(argc, argv, info);
+    CommandLine cl;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, cl)) return *exit_code;
     int n_prompts = 0, n_seeds = 0;
     bool lab = false;
     try {

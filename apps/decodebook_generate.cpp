@@ -138,6 +138,7 @@ void repl(const Session& session, const Gpt2* draft, GenerationConfig config, Di
                 std::getline(in >> std::ws, value);  // the rest of the line: a stop string may hold spaces
                 GenerationConfig next = config;
                 set_knob(next, name, value);
+                if (find_knob(name).group == KnobGroup::Constraint) check_constraint(next);  // refused where it is given
                 validate(next);
                 config = next;  // only a valid change is kept
                 std::cout << describe(config, kAllKnobs) << "\n";
@@ -163,7 +164,8 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 48;
     info.knob_groups = kAllKnobs;
     info.interactive = true;
-    const CommandLine cl = parse_command_line(argc, argv, info);
+    CommandLine cl;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, cl)) return *exit_code;
     return run_program([&] {
         const Session session = open_session(cl);
         const std::optional<Gpt2> draft = open_assistant(cl, session);  // --assistant-model (chapter 08)

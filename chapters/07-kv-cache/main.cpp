@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include <xtensor/xview.hpp>
@@ -117,7 +118,8 @@ int main(int argc, char** argv) {
     info.defaults.do_sample = false;  // the subject is speed: greedy, so the two loops must agree token for token
     info.defaults.max_new_tokens = 80;  // the naive loop is quadratic: 80 keep the whole chapter within ~3 s
     info.csv_columns = "series,x,y";
-    const CommandLine opt = parse_command_line(argc, argv, info);  // --threads N sets num_threads()
+    CommandLine opt;  // --threads N sets num_threads()
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     const int threads = num_threads();
     return run_program([&] {
         const Session session = open_session(opt);

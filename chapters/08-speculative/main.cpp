@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
     info.show_steps = false;  // a run is rounds of several tokens: part 1 shows them round by round
     info.lookahead = 2 * (4 + 1);  // part 1 shows two rounds of 4 drafts and a bonus token, whatever -n is
     info.csv_columns = "series,x,y";
-    const CommandLine opt = parse_command_line(argc, argv, info);
+    CommandLine opt;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     return run_program([&] {
         if (ends_in_state(opt.config))  // refused before any output: every part verifies drafts
             throw UsageError("mirostat = " + std::to_string(opt.config.mirostat) +

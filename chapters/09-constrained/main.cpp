@@ -14,6 +14,7 @@
 // json_schema_regex, JsonWhitespace, TokenTrie, TokenIndex, allowed_tokens, keep_only, Constraint,
 // make_constraint, constraint_mask, dead_end_criterion; the knobs regex, choice, json_schema.
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,9 +33,10 @@ int main(int argc, char** argv) {
     info.knob_groups.push_back(KnobGroup::Constraint);
     info.extra.push_back({"samples", "sampled outputs per row of part 3 (8-10000); part 4 takes an eighth", "200"});
     info.csv_columns = "series,x,y,label";
-    const CommandLine opt = parse_command_line(argc, argv, info);
+    CommandLine opt;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     int samples = 0;
-    try {  // a bad value is a bad option: exit 2, as parse_command_line's own
+    try {  // a bad value is a bad option: exit 2, as read_command_line's own
         samples = opt.extra_int("samples", 8, 10000);
     } catch (const Error& e) {
         std::fprintf(stderr, "error: %s\n", e.what());

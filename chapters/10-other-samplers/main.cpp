@@ -15,6 +15,7 @@
 // mirostat_v1_step, apply_dynamic_temperature, apply_logit_bias, apply_sequence_bias,
 // apply_bad_words, apply_suppress_tokens; the knobs of GenerationConfig's chapter 10 block.
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "chapter10.hpp"
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
     info.csv_columns = "series,x,y,label";
     info.show_steps = false;  // its runs are tables of their own; part 3's mirostat has no coin-in-CDF step table
     info.lookahead = kScanned - 1;  // part 1 walks kScanned greedy steps: the prompt must leave room, whatever -n is
-    const CommandLine opt = parse_command_line(argc, argv, info);
+    CommandLine opt;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     return run_program([&] {
         const Session session = open_session(opt);
         CsvRows csv;

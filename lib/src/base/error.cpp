@@ -3,6 +3,6 @@
 namespace decodebook {
 
 Error::Error(const std::string& problem, const std::string& fix)
-    : std::runtime_error(problem + "\n  fix: " + fix) {}
+    : std::runtime_error(problem + "\n  fix: " + fix), problem_(problem), fix_(fix) {}
 
 }  // namespace decodebook

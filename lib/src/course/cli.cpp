@@ -66,11 +66,6 @@ void check_writable_file(const std::string& path) {
     }
 }
 
-[[noreturn]] void usage_error(const std::string& program, const std::string& message) {
-    std::cerr << program << ": " << message << "\n  see: " << program << " --help" << std::endl;
-    std::exit(2);
-}
-
 }  // namespace
 
 int CommandLine::extra_int(const std::string& flag, int lo, int hi) const {
@@ -97,7 +92,10 @@ ProgramInfo sampling_chapter(std::string program, std::string title, std::string
     return info;
 }
 
-CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
+namespace {
+
+// Every option a program takes: its own, the common ones, then one flag per knob of its groups.
+cxxopts::Options build_options(const ProgramInfo& info) {
     cxxopts::Options options(info.program, info.title);
     if (!info.default_prompt.empty()) {
         options.add_options()("p,prompt", "text to continue", cxxopts::value<std::string>()->default_value(info.default_prompt));
@@ -151,95 +149,78 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
         options.add_options("sampling")("show-chain", "print the processor chain");
     }
     options.add_options()("h,help", "show this help");
+    return options;
+}
 
-    cxxopts::ParseResult result;
-    try {
-        result = options.parse(argc, argv);
-    } catch (const cxxopts::exceptions::exception& e) {
-        usage_error(info.program, e.what());
-    }
-    if (result.count("help")) {
-        std::cout << options.help({"", "stopping", "sampling", "penalties", "beam search"}) << "\n";
-        if (!takes(info, KnobGroup::Sampling)) {
-            std::cout << "This program always decodes greedily (argmax).\n";
-        } else if (info.defaults.do_sample) {
-            std::cout << "This program samples by default; --do-sample false decodes greedily.\n";
-        } else {
-            // the flags that turn sampling on, from the table (chapter 10 added its truncations)
-            std::string text = "With no sampling flag, decoding is greedy (HF's default); --do-sample true, or any of";
-            std::string line = text;
-            text.clear();
-            for (const Knob& k : knobs()) {
-                if (!k.implies_sampling || !takes(info, k.group)) continue;
-                if (line.size() + k.flag.size() + 3 > 110) {
-                    text += line + "\n";
-                    line.clear();
-                }
-                line += (line.empty() ? "--" : " --") + k.flag;
-            }
-            std::cout << text << line << ", turns sampling on (--do-sample false keeps it off).\n";
+// --help: the options by group, then how this program chooses between greedy and sampling.
+std::string help_text(cxxopts::Options& options, const ProgramInfo& info) {
+    std::string text = options.help({"", "stopping", "sampling", "penalties", "beam search"}) + "\n";
+    if (!takes(info, KnobGroup::Sampling)) return text + "This program always decodes greedily (argmax).\n";
+    if (info.defaults.do_sample) return text + "This program samples by default; --do-sample false decodes greedily.\n";
+    // the flags that turn sampling on, from the table (chapter 10 added its truncations)
+    std::string lines;
+    std::string line = "With no sampling flag, decoding is greedy (HF's default); --do-sample true, or any of";
+    for (const Knob& k : knobs()) {
+        if (!k.implies_sampling || !takes(info, k.group)) continue;
+        if (line.size() + k.flag.size() + 3 > 110) {
+            lines += line + "\n";
+            line.clear();
         }
-        std::cout << std::flush;
-        std::exit(0);
+        line += (line.empty() ? "--" : " --") + k.flag;
     }
-    if (!result.unmatched().empty()) {
-        usage_error(info.program,
-                    "unexpected argument '" + result.unmatched().front() + "' (quote a prompt with spaces: --prompt \"...\")");
+    return text + lines + line + ", turns sampling on (--do-sample false keeps it off).\n";
+}
+
+// The program's defaults with every knob given applied, in the table's order, and validated.
+GenerationConfig read_knobs(const cxxopts::ParseResult& result, const ProgramInfo& info) {
+    GenerationConfig config = info.defaults;
+    for (const Knob& k : knobs()) {
+        if (!takes(info, k.group) || !result.count(k.flag)) continue;
+        if (!k.repeatable) {
+            set_knob(config, k.flag, result[k.flag].as<std::string>());
+            continue;
+        }
+        GenerationConfig next = config;  // every occurrence adds, in order, to an empty list
+        k.set(next, "[]");
+        for (const auto& kv : result.arguments())
+            if (kv.key() == k.flag) k.add(next, kv.value());
+        config = next;
     }
+    // a program's default count of returned beams follows --num-beams down (chapter 05 returns 2
+    // by default; `--num-beams 1` alone is greedy, not an error); an explicit count is checked
+    if (takes(info, KnobGroup::Beams) && !result.count("num-return-sequences") && config.num_return_sequences > config.num_beams)
+        config.num_return_sequences = config.num_beams;
+    if (takes(info, KnobGroup::Constraint)) check_constraint(config);  // a bad pattern is refused where it is given
+    if (takes(info, KnobGroup::Sampling) && result.count("do-sample")) {  // an explicit --do-sample wins
+        find_knob("do_sample").set(config, result["do-sample"].as<std::string>());
+    }
+    validate(config);
+    return config;
+}
+
+// --show-config: every knob the program takes, with its value.
+std::string config_text(const GenerationConfig& config, const ProgramInfo& info) {
+    std::string text;
+    for (const Knob& k : knobs())
+        if (takes(info, k.group)) text += k.name + " = " + k.get(config) + "\n";
+    return text;
+}
+
+// What the knobs leave: the prompt, the folders, the run-time settings and the display flags.
+CommandLine read_the_rest(const cxxopts::ParseResult& result, const ProgramInfo& info, GenerationConfig config) {
     CommandLine cl;
-    try {
-        cl.config = info.defaults;
-        for (const Knob& k : knobs()) {
-            if (!takes(info, k.group) || !result.count(k.flag)) continue;
-            if (!k.repeatable) {
-                set_knob(cl.config, k.flag, result[k.flag].as<std::string>());
-                continue;
-            }
-            GenerationConfig next = cl.config;  // every occurrence adds, in order, to an empty list
-            k.set(next, "[]");
-            for (const auto& kv : result.arguments())
-                if (kv.key() == k.flag) k.add(next, kv.value());
-            cl.config = next;
-        }
-        // a program's default count of returned beams follows --num-beams down (chapter 05 returns 2
-        // by default; `--num-beams 1` alone is greedy, not an error); an explicit count is checked
-        if (takes(info, KnobGroup::Beams) && !result.count("num-return-sequences") &&
-            cl.config.num_return_sequences > cl.config.num_beams)
-            cl.config.num_return_sequences = cl.config.num_beams;
-        if (takes(info, KnobGroup::Sampling) && result.count("do-sample")) {  // an explicit --do-sample wins
-            find_knob("do_sample").set(cl.config, result["do-sample"].as<std::string>());
-        }
-        validate(cl.config);
-        for (const std::string& w : never_winning_stops(cl.config.stop, cl.config.stop_match))
-            std::cerr << "warning: " << w << "\n";
-        if (result.count("show-config")) {
-            for (const Knob& k : knobs())
-                if (takes(info, k.group)) std::cout << k.name << " = " << k.get(cl.config) << "\n";
-            std::exit(0);
-        }
-        if (!info.default_prompt.empty()) cl.prompt = result["prompt"].as<std::string>();
-        cl.model_dir = resolve_model_dir(result["model"].as<std::string>());
-        if (result.count("dtype")) cl.dtype = parse_weight_dtype(result["dtype"].as<std::string>());
-        if (takes(info, KnobGroup::Speculative))
-            cl.assistant_model_dir = resolve_assistant_dir(result["assistant-model"].as<std::string>());
-        {
-            CommandLine threads;  // --threads, read like an extra option: a whole number in range
-            threads.extra["threads"] = result["threads"].as<std::string>();
-            set_num_threads(threads.extra_int("threads", 1, 64));
-        }
-        if (const std::string blas = result["blas"].as<std::string>(); blas != "openblas") {
-            const std::string description = use_blas(blas);
-            if (result.count("verbose")) std::cerr << "note: prefill's matrix products run on " << description << "\n";
-        }
-        if (!info.csv_columns.empty()) {
-            cl.csv = result["csv"].as<std::string>();
-            if (!cl.csv.empty()) check_writable_file(cl.csv);  // before the run, not after it
-        }
-    } catch (const Error& e) {
-        std::cerr << "error: " << e.what() << std::endl;
-        std::exit(2);
-    }
-    if (result.count("verbose")) set_load_notes(&std::cerr);
+    cl.config = std::move(config);
+    if (!info.default_prompt.empty()) cl.prompt = result["prompt"].as<std::string>();
+    cl.model_dir = resolve_model_dir(result["model"].as<std::string>());
+    if (result.count("dtype")) cl.dtype = parse_weight_dtype(result["dtype"].as<std::string>());
+    if (takes(info, KnobGroup::Speculative))
+        cl.assistant_model_dir = resolve_assistant_dir(result["assistant-model"].as<std::string>());
+    cl.extra["threads"] = result["threads"].as<std::string>();  // read like an extra option: a whole number in range
+    cl.threads = cl.extra_int("threads", 1, 64);
+    cl.extra.erase("threads");
+    cl.blas = result["blas"].as<std::string>();
+    if (!info.csv_columns.empty()) cl.csv = result["csv"].as<std::string>();
+    cl.verbose = result.count("verbose") > 0;
     cl.program = info.program;
     cl.lookahead = info.lookahead;
     cl.show_steps = info.show_steps && result.count("show-steps") > 0;
@@ -247,6 +228,65 @@ CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
     cl.interactive = info.interactive && result.count("interactive") > 0;
     for (const ExtraOption& e : info.extra) cl.extra[e.flag] = result[e.flag].as<std::string>();
     return cl;
+}
+
+}  // namespace
+
+ParsedCommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
+    cxxopts::Options options = build_options(info);
+    cxxopts::ParseResult result;
+    try {
+        result = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::exception& e) {
+        throw OptionError(e.what());
+    }
+    ParsedCommandLine parsed;
+    if (result.count("help")) {
+        parsed.output = help_text(options, info);
+        return parsed;
+    }
+    if (!result.unmatched().empty()) {
+        throw OptionError("unexpected argument '" + result.unmatched().front() +
+                          "' (quote a prompt with spaces: --prompt \"...\")");
+    }
+    GenerationConfig config = read_knobs(result, info);
+    for (const std::string& w : never_winning_stops(config.stop, config.stop_match)) parsed.warnings.push_back(w);
+    if (result.count("show-config")) {
+        parsed.output = config_text(config, info);
+        return parsed;
+    }
+    parsed.command_line = read_the_rest(result, info, std::move(config));
+    return parsed;
+}
+
+void apply_command_line(const CommandLine& cl) {
+    set_num_threads(cl.threads);
+    if (cl.blas != "openblas") {
+        const std::string description = use_blas(cl.blas);
+        if (cl.verbose) std::cerr << "note: prefill's matrix products run on " << description << "\n";
+    }
+    if (!cl.csv.empty()) check_writable_file(cl.csv);  // before the run, not after it
+}
+
+std::optional<int> read_command_line(int argc, char** argv, const ProgramInfo& info, CommandLine& command_line) {
+    try {
+        const ParsedCommandLine parsed = parse_command_line(argc, argv, info);
+        for (const std::string& w : parsed.warnings) std::cerr << "warning: " << w << "\n";
+        if (parsed.output) {
+            std::cout << *parsed.output << std::flush;
+            return 0;
+        }
+        apply_command_line(parsed.command_line);
+        command_line = parsed.command_line;
+    } catch (const OptionError& e) {
+        std::cerr << info.program << ": " << e.problem() << "\n  see: " << info.program << " --help" << std::endl;
+        return 2;
+    } catch (const Error& e) {
+        std::cerr << "error: " << e.what() << std::endl;
+        return 2;
+    }
+    if (command_line.verbose) set_load_notes(&std::cerr);
+    return std::nullopt;
 }
 
 namespace {
@@ -286,9 +326,7 @@ Session open_session(const CommandLine& cl) {
     try {  // a knob naming a token outside the vocabulary is a bad parameter (exit 2), known only now
         check_knob_ids(s.config, s.tokenizer.vocab_size());
     } catch (const Error& e) {
-        const std::string message = e.what();
-        const size_t fix = message.find("\n  fix: ");
-        throw UsageError(message.substr(0, fix), message.substr(fix + 8));
+        throw UsageError(e.problem(), e.fix());
     }
     // the constraint (chapter 09), DRY's breakers and the ids the biases name (chapter 10)
     bind_to_tokenizer(s.config, s.tokenizer, resolve_eos_ids(s.config, s.model.config().eos_token_id));

@@ -34,6 +34,15 @@ std::string constraint_regex(const GenerationConfig& config) {
     return json_schema_regex(schema);
 }
 
+void check_constraint(const GenerationConfig& config) {
+    if (!config.regex.empty()) (void)compile_regex(config.regex);
+    if (!config.json_schema.empty()) {
+        GenerationConfig schema_only;  // its regex alone, whatever else is set (validate refuses two)
+        schema_only.json_schema = config.json_schema;
+        (void)compile_regex(constraint_regex(schema_only));
+    }
+}
+
 std::shared_ptr<Constraint> make_constraint(const GenerationConfig& config, const Vocabulary& vocabulary,
                                             const std::vector<int>& eos_ids) {
     const std::string kind = constraint_kind(config);

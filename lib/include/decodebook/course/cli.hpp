@@ -68,6 +68,9 @@ struct CommandLine {
     bool show_chain = false;     ///< `--show-chain`: print the processor chain (with the sampling knobs)
     bool interactive = false;    ///< `-i, --interactive` (with ProgramInfo::interactive)
     std::string csv;             ///< `--csv FILE` (with ProgramInfo::csv_columns); empty: no file
+    int threads = 1;             ///< `--threads N` (1..64): the kernels' threads, set by apply_command_line
+    std::string blas = "openblas";  ///< `--blas NAME`: prefill's BLAS library, loaded by apply_command_line
+    bool verbose = false;        ///< `--verbose`: notes on standard error
     std::map<std::string, std::string> extra;  ///< ProgramInfo::extra, by flag
     std::string program;         ///< ProgramInfo::program
     int lookahead = 0;           ///< ProgramInfo::lookahead
@@ -76,11 +79,34 @@ struct CommandLine {
     int extra_int(const std::string& flag, int lo, int hi) const;
 };
 
-/// Parse argv against the knob table. `--help` prints usage and exits 0; `--show-config` prints
-/// every knob the program takes, with its value, and exits 0; an unknown option or a bad value
-/// prints the problem and the fix and exits 2 (the same message in every program).
+class OptionError;
+
+/// What a command line asks for: a run with `command_line`, or only `output` printed. Introduced in chapter 00.
+struct ParsedCommandLine {
+    CommandLine command_line;           ///< the run (empty when `output` is set)
+    std::optional<std::string> output;  ///< `--help` or `--show-config`: print this on standard output, exit 0
+    std::vector<std::string> warnings;  ///< for standard error, "warning: " each (a stop string that can never win)
+};
+
+/// Parse argv against the knob table: a pure function of argv and the program (nothing printed,
+/// nothing exits, no process-wide setting changed; the model folders are only resolved, not read).
 /// Introduced in chapter 00.
-CommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info);
+/// @throws OptionError for what cxxopts cannot read; Error (the same message in every program)
+/// for a bad value of a knob, a folder, `--dtype` or `--threads`.
+ParsedCommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info);
+
+/// The process-wide settings a parsed command line asks for: the kernels' threads (`--threads`),
+/// prefill's BLAS library (`--blas`, named on standard error with `--verbose`); and the `--csv`
+/// file is checked writable, before the run rather than after it. Introduced in chapter 00.
+/// @throws Error for a BLAS library that does not load or a `--csv` file that cannot be written.
+void apply_command_line(const CommandLine& command_line);
+
+/// A program's start: parse_command_line, its warnings on standard error, then `--help` or
+/// `--show-config` printed, or apply_command_line (and `--verbose`'s load notes). Returns the exit
+/// code when the program should stop now (0 after `--help` or `--show-config`; 2, with the problem
+/// and the fix printed, for a bad command line), else nothing, and `command_line` is the run's.
+/// Introduced in chapter 00.
+std::optional<int> read_command_line(int argc, char** argv, const ProgramInfo& info, CommandLine& command_line);
 
 /// What a program works on: the model, its tokenizer, the prompt's ids and the config.
 /// Introduced in chapter 02.
@@ -105,10 +131,19 @@ Session open_session(const CommandLine& command_line);
 std::optional<Gpt2> open_assistant(const CommandLine& command_line, const Session& session);
 
 /// A bad value of a program's own flag found after parsing (`--part foo`, `--samples 3`): a usage
-/// error like a bad knob, so run_program exits 2 for it, as parse_command_line does. Introduced in chapter 00.
+/// error like a bad knob, so run_program exits 2 for it, as read_command_line does. Introduced in chapter 00.
 class UsageError : public Error {
 public:
     using Error::Error;
+};
+
+/// A command line cxxopts cannot read (an unknown option, a missing value, an argument that is
+/// no option): read_command_line prints "PROGRAM: PROBLEM\n  see: PROGRAM --help" and exit code 2.
+/// Introduced in chapter 00.
+class OptionError : public UsageError {
+public:
+    /// @param problem cxxopts' message, e.g. "Option 'bogus' does not exist"
+    explicit OptionError(const std::string& problem) : UsageError(problem, "see --help") {}
 };
 
 /// Run a program's body, turning a decodebook::Error into "error: ..." on stderr and exit code 1

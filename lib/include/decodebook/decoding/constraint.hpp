@@ -34,6 +34,12 @@ std::string constraint_kind(const GenerationConfig& config);
 /// @throws Error for an unreadable schema file or a schema outside the supported subset.
 std::string constraint_regex(const GenerationConfig& config);
 
+/// Compile the config's regex and the regex of its JSON schema now (reading the schema file), so a
+/// bad one is refused where it is given (a command line, the REPL's :set) rather than when the
+/// constraint is bound. The knob table takes their text only. Introduced in chapter 09.
+/// @throws Error as constraint_regex and compile_regex do.
+void check_constraint(const GenerationConfig& config);
+
 /// Build the config's constraint for a vocabulary (nullptr when it asks for none), refusing
 /// before any decoding a pattern that matches nothing, and one no token of the vocabulary can
 /// begin. Introduced in chapter 09.
