@@ -1,5 +1,5 @@
 // Chapter 06, parts 5 and 6: stop strings on real runs. A fortune cut before its attribution with
-// the stop "\\n\\t\\t--", step by step (what the stream showed and held back after each token);
+// the stop "\n\t\t--", step by step (what the stream showed and held back after each token);
 // then a run with your settings. --csv FILE writes part 5's steps for the site's plot.
 #include <cstdio>
 #include <fstream>
