@@ -11,7 +11,7 @@
 //   measured in the same rounds, and the decode roofline, and matvec's (and of it the MLP
 //   projection's, whose long rows read four at a time), the lm_head's and attention's read rates
 //   as shares of the plain read, for each kernel target this processor runs
-//   (--kernel-target all|NAME, issue 24); prefill tokens/s of a 128-token prompt with
+//   (--kernel-target all|NAME); prefill tokens/s of a 128-token prompt with
 //   each BLAS library (--blas-list: the linked OpenBLAS, Debian's BLIS); cached vs naive for 200 new
 //   tokens; peak memory; then the cached vs naive ratio on the embedded model; then (chapter 08)
 //   the cost of one decode call verifying k = 1..8 drafted tokens against one decode step on the
@@ -284,21 +284,32 @@ std::string percent_of(double part, double whole, const char* of) {
     return buf;
 }
 
-// Chapters 07 and 08 on the GPT-2-124M-shaped model (and the embedded one): decode against the
-// roofline, prefill per BLAS, memory, cached vs naive, speculative decoding. Prints and fills `report`.
-void measure_model(const CommandLine& cl, nlohmann::json& report) {
-    const int decode_tokens = cl.extra_int("decode-tokens", 2, 1000);
-    const int prefill_tokens = cl.extra_int("prefill-tokens", 1, 1000);
-    const int naive_tokens = cl.extra_int("naive-tokens", 0, 1000);
-    const int max_threads = cl.extra_int("max-threads", 1, 64);
-    const int rounds = cl.extra_int("rounds", 1, 20);
+// What measure_model reads from the command line (main checked --kernel-target).
+struct ModelOptions {
+    int decode_tokens = 0, prefill_tokens = 0, naive_tokens = 0, max_threads = 0, rounds = 0;
     std::vector<std::string> blas_list;
+    std::string dir;  // the GPT-2-124M-shaped model's folder
+};
+
+ModelOptions read_model_options(const CommandLine& cl) {
+    ModelOptions o;
+    o.decode_tokens = cl.extra_int("decode-tokens", 2, 1000);
+    o.prefill_tokens = cl.extra_int("prefill-tokens", 1, 1000);
+    o.naive_tokens = cl.extra_int("naive-tokens", 0, 1000);
+    o.max_threads = cl.extra_int("max-threads", 1, 64);
+    o.rounds = cl.extra_int("rounds", 1, 20);
     for (size_t a = 0, b; a <= cl.extra.at("blas-list").size(); a = b + 1) {
         b = std::min(cl.extra.at("blas-list").find(',', a), cl.extra.at("blas-list").size());
-        if (b > a) blas_list.push_back(cl.extra.at("blas-list").substr(a, b - a));
+        if (b > a) o.blas_list.push_back(cl.extra.at("blas-list").substr(a, b - a));
     }
-    if (blas_list.empty()) throw UsageError("--blas-list is empty", "pass e.g. --blas-list openblas,blis");
-    const std::string dir = cl.extra.at("gpt2-small-dir");
+    if (o.blas_list.empty()) throw UsageError("--blas-list is empty", "pass e.g. --blas-list openblas,blis");
+    o.dir = cl.extra.at("gpt2-small-dir");
+    return o;
+}
+
+// The GPT-2-124M-shaped model with random weights, written into `dir` unless it is there (as
+// decodebook-random-model --gpt2-small writes it). True when this run wrote it.
+bool write_model_if_missing(const std::string& dir) {
     const bool writes_model = !fs::exists(fs::path(dir) / "model.safetensors");
     if (writes_model) {
         std::cout << "writing a GPT-2-124M-shaped model with random weights to " << dir << " (once) ...\n";
@@ -308,106 +319,123 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
             throw Error("cannot make the model folder '" + dir + "': " + (ec ? ec.message() : "not a folder"),
                         "pass --gpt2-small-dir with a folder that can be written (or remove a dangling link)");
         }
-        write_random_gpt2(dir, gpt2_small_config(), 1, DType::F16);  // as decodebook-random-model --gpt2-small
+        write_random_gpt2(dir, gpt2_small_config(), 1, DType::F16);
     }
-    std::cout << "decodebook-bench: GPT-2 124M shape, random weights (stored F16), greedy; decode with the weights "
-                 "held in float32 and in float16, everything else in float32\n";
-    const double rss_before = peak_rss_bytes();
-    const Gpt2 model = Gpt2::load(dir, WeightDtype::F32);
-    const ModelConfig& mc = model.config();
-    const double weight_bytes = static_cast<double>(model.decode_weight_bytes());
-    set_num_threads(1);
+    return writes_model;
+}
 
-    // 1. decode on 1..N threads against the roofline, the weights held in f32 and then in f16, on
-    // each kernel target this processor runs (--kernel-target): every weight read once per token,
-    // at this machine's read bandwidth. Each round measures, target after target, the bandwidth,
-    // decode on as many threads and the bandwidth again, so decode is held against the machine it
-    // ran on: a shared host's bandwidth can change between rounds (two threads here read about
-    // 54 GB/s for minutes, then 88). The figures are those of the round with the fastest decode
-    // (other work only ever slows a measurement down), against the higher of that round's two
-    // bandwidth readings. Each dtype's roofline counts the bytes it reads (decode_weight_bytes).
-    struct TargetFigures {
-        double decode_tps = 0, bandwidth = 0, bandwidth_highest = 0, matvec = 0, mlp_proj = 0, lm_head = 0, attention = 0;
-    };
-    struct DecodeRun {
-        WeightDtype dtype;
-        double weight_bytes = 0, peak = 0;
-        std::vector<std::vector<TargetFigures>> figures;  // [target][threads - 1]
-        bool same_logits = true;  // the first step's logits equal the f32 model's, bit for bit
-    };
-    const std::string best_target = kernel_targets_supported().front();
-    std::vector<std::string> targets = kernel_targets_supported();
-    if (cl.extra.at("kernel-target") != "all") targets = {cl.extra.at("kernel-target")};  // main checked it
-    std::vector<DecodeRun> runs;
-    const bool peak_resets = reset_peak_rss();
-    // peak memory of loading, one prefill and a decode run, before the bandwidth measurement's buffer
-    prefill_seconds(model, static_cast<size_t>(prefill_tokens), 1);
-    decode_seconds_per_token(model, decode_tokens, 1);
-    const double peak = peak_rss_bytes();
-    const double peak_f32 = peak_resets ? peak_rss_since_reset() : peak;
-    for (const WeightDtype dtype : {WeightDtype::F32, WeightDtype::F16}) {
-        std::optional<Gpt2> held_f16;
-        if (dtype == WeightDtype::F16) {
-            reset_peak_rss();
-            held_f16.emplace(Gpt2::load(dir, WeightDtype::F16));
-            decode_seconds_per_token(*held_f16, decode_tokens, 1);
-        }
-        const Gpt2& m = held_f16 ? *held_f16 : model;
-        DecodeRun run{dtype, static_cast<double>(m.decode_weight_bytes()),
-                      held_f16 ? (peak_resets ? peak_rss_since_reset() : 0.0) : peak_f32, {}, true};
-        run.figures.assign(targets.size(), std::vector<TargetFigures>(static_cast<size_t>(max_threads)));
-        // made after the peak readings (not counted in them) and kept through the rounds: freeing
-        // them between readings slowed the decode timed next to 75-85 % of what it read beside
-        // kept buffers (roofline.hpp, ReadBandwidthMeter)
-        const ReadBandwidthMeter meter(size_t{1} << 29);
-        KernelRateMeter kernel_rates(mc, dtype);
-        meter.measure(1, 1);  // one read of each buffer before the first timing
-        if (held_f16) {  // the checkpoint is F16: holding it in f16 gives the f32 model's logits exactly
-            const std::vector<int> prompt = prompt_of(mc, 8);
-            KvCache a(mc, 1, 9), b(mc, 1, 9);
-            model.prefill(prompt, a, 0);
-            held_f16->prefill(prompt, b, 0);
-            model.decode({1}, {0}, a);
-            held_f16->decode({1}, {0}, b);
-            run.same_logits = std::equal(a.logits().begin(), a.logits().end(), b.logits().begin());
-        }
-        for (int t = 1; t <= max_threads; ++t) {
-            set_num_threads(t);
-            for (int r = 0; r < rounds; ++r) {
-                for (size_t k = 0; k < targets.size(); ++k) {  // the targets interleaved in every round
-                    set_kernel_target(targets[k]);
-                    TargetFigures& f = run.figures[k][static_cast<size_t>(t - 1)];
-                    const double before = meter.measure(t, 2);
-                    const double tps = 1.0 / decode_seconds_per_token(m, decode_tokens, 1);
-                    const double read = std::max(before, meter.measure(t, 2));
-                    const KernelRates rates = kernel_rates.measure(3);
-                    f.matvec = std::max(f.matvec, rates.matvec);
-                    f.mlp_proj = std::max(f.mlp_proj, rates.mlp_proj);
-                    f.lm_head = std::max(f.lm_head, rates.lm_head);
-                    f.attention = std::max(f.attention, rates.attention);
-                    f.bandwidth_highest = std::max(f.bandwidth_highest, read);
-                    if (tps > f.decode_tps) {
-                        f.decode_tps = tps;
-                        f.bandwidth = read;
-                    }
-                }
+// Peak resident memory of loading, one prefill and a decode run, read before the bandwidth
+// measurement allocates its buffer (not the model's memory): the process's whole peak, and the f32
+// model's own from a peak reset before them (Linux's clear_refs, where the kernel allows it).
+struct Peaks {
+    bool resets = false;
+    double whole = 0, f32 = 0;
+};
+
+Peaks peaks_of_first_runs(const Gpt2& model, const ModelOptions& o) {
+    Peaks p;
+    p.resets = reset_peak_rss();
+    prefill_seconds(model, static_cast<size_t>(o.prefill_tokens), 1);
+    decode_seconds_per_token(model, o.decode_tokens, 1);
+    p.whole = peak_rss_bytes();
+    p.f32 = p.resets ? peak_rss_since_reset() : p.whole;
+    return p;
+}
+
+// 1. decode on 1..N threads against the roofline, the weights held in f32 and then in f16, on
+// each kernel target this processor runs (--kernel-target): every weight read once per token,
+// at this machine's read bandwidth. Each round measures, target after target, the bandwidth,
+// decode on as many threads and the bandwidth again, so decode is held against the machine it
+// ran on: a shared host's bandwidth can change between rounds (docs/measurements.md). The figures
+// are those of the round with the fastest decode (other work only ever slows a measurement down),
+// against the higher of that round's two bandwidth readings. Each dtype's roofline counts the
+// bytes it reads (decode_weight_bytes).
+struct TargetFigures {
+    double decode_tps = 0, bandwidth = 0, bandwidth_highest = 0, matvec = 0, mlp_proj = 0, lm_head = 0, attention = 0;
+};
+struct DecodeRun {
+    WeightDtype dtype;
+    double weight_bytes = 0, peak = 0;
+    std::vector<std::vector<TargetFigures>> figures;  // [target][threads - 1]
+    bool same_logits = true;  // the first step's logits equal the f32 model's, bit for bit
+};
+
+// One round on the kernel target set, on `threads` threads: the bandwidth, decode, the bandwidth
+// again, and the kernels' read rates. `f` keeps the fastest decode with its round's bandwidth, and
+// the highest of every other figure.
+void measure_round(const Gpt2& m, int decode_tokens, int threads, const ReadBandwidthMeter& meter,
+                   KernelRateMeter& kernel_rates, TargetFigures& f) {
+    const double before = meter.measure(threads, 2);
+    const double tps = 1.0 / decode_seconds_per_token(m, decode_tokens, 1);
+    const double read = std::max(before, meter.measure(threads, 2));
+    const KernelRates rates = kernel_rates.measure(3);
+    f.matvec = std::max(f.matvec, rates.matvec);
+    f.mlp_proj = std::max(f.mlp_proj, rates.mlp_proj);
+    f.lm_head = std::max(f.lm_head, rates.lm_head);
+    f.attention = std::max(f.attention, rates.attention);
+    f.bandwidth_highest = std::max(f.bandwidth_highest, read);
+    if (tps > f.decode_tps) {
+        f.decode_tps = tps;
+        f.bandwidth = read;
+    }
+}
+
+// Whether the f16-held model's first decode step gives the f32 model's logits bit for bit: the
+// checkpoint is F16, so holding it in f16 loses nothing.
+bool same_first_logits(const Gpt2& model, const Gpt2& held_f16) {
+    const ModelConfig& mc = model.config();
+    const std::vector<int> prompt = prompt_of(mc, 8);
+    KvCache a(mc, 1, 9), b(mc, 1, 9);
+    model.prefill(prompt, a, 0);
+    held_f16.prefill(prompt, b, 0);
+    model.decode({1}, {0}, a);
+    held_f16.decode({1}, {0}, b);
+    return std::equal(a.logits().begin(), a.logits().end(), b.logits().begin());
+}
+
+// Decode with the weights held in `dtype` (f16: a copy loaded from the folder, with its own peak
+// memory), `rounds` rounds on each thread count, every target interleaved in each round.
+DecodeRun measure_decode(const Gpt2& model, WeightDtype dtype, const ModelOptions& o,
+                         const std::vector<std::string>& targets, const Peaks& peaks) {
+    std::optional<Gpt2> held_f16;
+    if (dtype == WeightDtype::F16) {
+        reset_peak_rss();
+        held_f16.emplace(Gpt2::load(o.dir, WeightDtype::F16));
+        decode_seconds_per_token(*held_f16, o.decode_tokens, 1);
+    }
+    const Gpt2& m = held_f16 ? *held_f16 : model;
+    DecodeRun run{dtype, static_cast<double>(m.decode_weight_bytes()),
+                  held_f16 ? (peaks.resets ? peak_rss_since_reset() : 0.0) : peaks.f32, {}, true};
+    run.figures.assign(targets.size(), std::vector<TargetFigures>(static_cast<size_t>(o.max_threads)));
+    // made after the peak readings (not counted in them) and kept through the rounds: freeing
+    // them between readings slows the decode timed next (docs/measurements.md; roofline.hpp,
+    // ReadBandwidthMeter)
+    const ReadBandwidthMeter meter(size_t{1} << 29);
+    KernelRateMeter kernel_rates(model.config(), dtype);
+    meter.measure(1, 1);  // one read of each buffer before the first timing
+    if (held_f16) run.same_logits = same_first_logits(model, *held_f16);
+    for (int t = 1; t <= o.max_threads; ++t) {
+        set_num_threads(t);
+        for (int r = 0; r < o.rounds; ++r) {
+            for (size_t k = 0; k < targets.size(); ++k) {  // the targets interleaved in every round
+                set_kernel_target(targets[k]);
+                measure_round(m, o.decode_tokens, t, meter, kernel_rates, run.figures[k][static_cast<size_t>(t - 1)]);
             }
         }
-        set_num_threads(1);
-        runs.push_back(std::move(run));
     }
-    set_kernel_target(best_target);  // the rest of the bench runs on the best target
     set_num_threads(1);
-    const double cache_bytes = static_cast<double>(
-        kv_cache_bytes(mc.n_layer, prefill_tokens, mc.n_embd, sizeof(float)));
+    return run;
+}
 
-    // 2. prefill on 1 thread with each BLAS library
-    struct PrefillRun {
-        std::string blas, description, missing;  // missing: why it could not be loaded
-        double tokens_per_s = 0;
-    };
+// 2. prefill on 1 thread with each BLAS library of --blas-list; the linked OpenBLAS afterwards.
+struct PrefillRun {
+    std::string blas, description, missing;  // missing: why it could not be loaded
+    double tokens_per_s = 0;
+};
+
+std::vector<PrefillRun> measure_prefill(const Gpt2& model, const ModelOptions& o) {
     std::vector<PrefillRun> prefill_runs;
-    for (const std::string& name : blas_list) {
+    for (const std::string& name : o.blas_list) {
         PrefillRun run{name, "", "", 0};
         try {
             run.description = use_blas(name);
@@ -417,22 +445,71 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
             prefill_runs.push_back(run);
             continue;
         }
-        run.tokens_per_s = prefill_tokens / prefill_seconds(model, static_cast<size_t>(prefill_tokens), 3);
+        run.tokens_per_s = o.prefill_tokens / prefill_seconds(model, static_cast<size_t>(o.prefill_tokens), 3);
         prefill_runs.push_back(run);
     }
     use_blas("openblas");
-    const double prefill_tps = prefill_runs.front().tokens_per_s;  // the first of the list (default: the linked one)
+    return prefill_runs;
+}
 
+// The BLAS linked and the kernel targets: what the figures below ran on.
+void print_machine() {
     std::cout << "\nmachine\n";
     row("BLAS linked (prefill's GEMM by default)", blas_description());
     std::string supported;
     for (const std::string& name : kernel_targets_supported()) supported += (supported.empty() ? "" : ", ") + name;
     row("kernel targets this processor runs", supported);
     row("kernel target programs run (the best)", kernel_target());
+}
+
+// One target's decode figures on `t` threads (`f`) against the roofline and the plain read,
+// printed and added to the report.
+void print_target_figures(const DecodeRun& run, const TargetFigures& f, const std::string& target, int t,
+                          nlohmann::json& report) {
+    const std::string d = to_string(run.dtype);
+    const std::string threads = std::to_string(t) + " thread(s)";
+    const double roof = f.bandwidth / run.weight_bytes;
+    row(("read bandwidth, " + threads).c_str(), fixed(f.bandwidth / 1e9, 1, "GB/s"),
+        "highest in the run: " + fixed(f.bandwidth_highest / 1e9, 1, "GB/s"));
+    row(("roofline (" + d + "), " + threads).c_str(), fixed(roof, 1, "tokens/s"));
+    row(("decode (" + d + "), " + threads).c_str(), fixed(f.decode_tps, 1, "tokens/s"),
+        percent_of(f.decode_tps, roof, "roofline"));
+    if (f.decode_tps > roof)
+        std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
+    row(("  matvec (" + d + ") reads, " + threads).c_str(), fixed(f.matvec / 1e9, 1, "GB/s"),
+        percent_of(f.matvec, f.bandwidth_highest, "the plain read"));
+    row(("      MLP projection (" + d + "), " + threads).c_str(), fixed(f.mlp_proj / 1e9, 1, "GB/s"),
+        percent_of(f.mlp_proj, f.bandwidth_highest, "the plain read"));
+    row(("  lm_head (" + d + ") reads, " + threads).c_str(), fixed(f.lm_head / 1e9, 1, "GB/s"),
+        percent_of(f.lm_head, f.bandwidth_highest, "the plain read"));
+    row(("  attention reads, " + threads).c_str(), fixed(f.attention / 1e9, 1, "GB/s"),
+        percent_of(f.attention, f.bandwidth_highest, "the plain read"));
+    if (measurement_disturbed(f.matvec / f.bandwidth_highest, 0, 1) ||
+        measurement_disturbed(f.mlp_proj / f.bandwidth_highest, 0, 1) ||
+        measurement_disturbed(f.lm_head / f.bandwidth_highest, 0, 1) ||
+        measurement_disturbed(f.attention / f.bandwidth_highest, 0, 1))
+        std::cout << "  (a kernel read faster than the plain read: the host's bandwidth changed between them; run again)\n";
+    report["decode"].push_back({{"dtype", d},
+                                {"target", target},
+                                {"threads", t},
+                                {"tokens_per_s", f.decode_tps},
+                                {"roofline_tokens_per_s", roof},
+                                {"weight_bytes_per_token", run.weight_bytes},
+                                {"read_bandwidth_bytes_per_s", f.bandwidth},
+                                {"read_bandwidth_highest_bytes_per_s", f.bandwidth_highest},
+                                {"matvec_read_bytes_per_s", f.matvec},
+                                {"mlp_proj_read_bytes_per_s", f.mlp_proj},
+                                {"lm_head_read_bytes_per_s", f.lm_head},
+                                {"attention_read_bytes_per_s", f.attention}});
+}
+
+// Every dtype's decode runs, target by target (each set while its figures print).
+void print_decode(const std::vector<DecodeRun>& runs, const std::vector<std::string>& targets, const ModelOptions& o,
+                  nlohmann::json& report) {
     for (const DecodeRun& run : runs) {
         const std::string d = to_string(run.dtype);
-        std::cout << "\ndecode, weights in " << d << " (" << decode_tokens << " new tokens; roofline = bandwidth / "
-                  << fixed(run.weight_bytes / 1e6, 1, "MB") << " read per token; the fastest of " << rounds
+        std::cout << "\ndecode, weights in " << d << " (" << o.decode_tokens << " new tokens; roofline = bandwidth / "
+                  << fixed(run.weight_bytes / 1e6, 1, "MB") << " read per token; the fastest of " << o.rounds
                   << " rounds, against the bandwidth read just before and after it; each kernel's read\n"
                      "rate against the highest plain read of the run; every kernel target interleaved in each round)\n";
         if (run.dtype == WeightDtype::F16)
@@ -440,45 +517,15 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
         for (size_t k = 0; k < targets.size(); ++k) {
             set_kernel_target(targets[k]);
             std::cout << "kernel target " << kernel_target() << ", weights in " << d << "\n";
-            for (int t = 1; t <= max_threads; ++t) {
-                const TargetFigures& f = run.figures[k][static_cast<size_t>(t - 1)];
-                const std::string threads = std::to_string(t) + " thread(s)";
-                const double roof = f.bandwidth / run.weight_bytes;
-                row(("read bandwidth, " + threads).c_str(), fixed(f.bandwidth / 1e9, 1, "GB/s"),
-                    "highest in the run: " + fixed(f.bandwidth_highest / 1e9, 1, "GB/s"));
-                row(("roofline (" + d + "), " + threads).c_str(), fixed(roof, 1, "tokens/s"));
-                row(("decode (" + d + "), " + threads).c_str(), fixed(f.decode_tps, 1, "tokens/s"),
-                    percent_of(f.decode_tps, roof, "roofline"));
-                if (f.decode_tps > roof)
-                    std::cout << "  (decode beat its roofline: the host's bandwidth changed during the round; run again)\n";
-                row(("  matvec (" + d + ") reads, " + threads).c_str(), fixed(f.matvec / 1e9, 1, "GB/s"),
-                    percent_of(f.matvec, f.bandwidth_highest, "the plain read"));
-                row(("      MLP projection (" + d + "), " + threads).c_str(), fixed(f.mlp_proj / 1e9, 1, "GB/s"),
-                    percent_of(f.mlp_proj, f.bandwidth_highest, "the plain read"));
-                row(("  lm_head (" + d + ") reads, " + threads).c_str(), fixed(f.lm_head / 1e9, 1, "GB/s"),
-                    percent_of(f.lm_head, f.bandwidth_highest, "the plain read"));
-                row(("  attention reads, " + threads).c_str(), fixed(f.attention / 1e9, 1, "GB/s"),
-                    percent_of(f.attention, f.bandwidth_highest, "the plain read"));
-                if (measurement_disturbed(f.matvec / f.bandwidth_highest, 0, 1) ||
-                    measurement_disturbed(f.mlp_proj / f.bandwidth_highest, 0, 1) ||
-                    measurement_disturbed(f.lm_head / f.bandwidth_highest, 0, 1) ||
-                    measurement_disturbed(f.attention / f.bandwidth_highest, 0, 1))
-                    std::cout << "  (a kernel read faster than the plain read: the host's bandwidth changed between them; run again)\n";
-                report["decode"].push_back({{"dtype", d},
-                                            {"target", targets[k]},
-                                            {"threads", t},
-                                            {"tokens_per_s", f.decode_tps},
-                                            {"roofline_tokens_per_s", roof},
-                                            {"weight_bytes_per_token", run.weight_bytes},
-                                            {"read_bandwidth_bytes_per_s", f.bandwidth},
-                                            {"read_bandwidth_highest_bytes_per_s", f.bandwidth_highest},
-                                            {"matvec_read_bytes_per_s", f.matvec},
-                                            {"mlp_proj_read_bytes_per_s", f.mlp_proj},
-                                            {"lm_head_read_bytes_per_s", f.lm_head},
-                                            {"attention_read_bytes_per_s", f.attention}});
-            }
+            for (int t = 1; t <= o.max_threads; ++t)
+                print_target_figures(run, run.figures[k][static_cast<size_t>(t - 1)], targets[k], t, report);
         }
     }
+}
+
+// Decode in f16 against f32, on each target and thread count, beside the bytes each reads.
+void print_f16_over_f32(const std::vector<DecodeRun>& runs, const std::vector<std::string>& targets, int max_threads,
+                        nlohmann::json& report) {
     std::cout << "\nfewer bytes per weight: f16 against f32\n";
     for (size_t k = 0; k < targets.size(); ++k) {
         for (int t = 1; t <= max_threads; ++t) {
@@ -489,29 +536,38 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
             report["f16_over_f32"].push_back({{"target", targets[k]}, {"threads", t}, {"decode_ratio", ratio}});
         }
     }
-    {  // an f32 model (the same shape, random float32 weights) rounded once to f16: what changes
-        const TensorMap random = random_gpt2_tensors(mc, 7);
-        const Gpt2 exact = Gpt2::from_tensors(mc, random, WeightDtype::F32);
-        const Gpt2 rounded = Gpt2::from_tensors(mc, random, WeightDtype::F16);
-        const int steps = 32;
-        LogitAgreement total;
-        int whole = 0;
-        for (size_t p = 0; p < 4; ++p) {
-            const std::vector<int> prompt = prompt_of(mc, 4 + 3 * p);
-            const LogitAgreement g = compare_greedy_logits(exact, rounded, prompt, steps);
-            total.max_diff = std::max(total.max_diff, g.max_diff);
-            total.steps += g.steps, total.differ += g.differ;
-            whole += g.differ == 0;
-        }
-        row("f32 model rounded to f16: max |logit error|", fixed(total.max_diff, 6, ""),
-            "random f32 weights, 4 prompts x " + std::to_string(steps) + " greedy steps of the f32 model");
-        row("  greedy picks unchanged", std::to_string(total.steps - total.differ) + " of " + std::to_string(total.steps),
-            std::to_string(whole) + " of 4 prompts keep their whole continuation");
-        report["f32_rounded_to_f16"] = {{"max_logit_error", total.max_diff}, {"steps", total.steps},
-                                        {"steps_changed", total.differ}, {"prompts_unchanged", whole}};
+}
+
+// An f32 model (the same shape, random float32 weights) rounded once to f16: what changes.
+void print_f16_rounding(const ModelConfig& mc, nlohmann::json& report) {
+    const TensorMap random = random_gpt2_tensors(mc, 7);
+    const Gpt2 exact = Gpt2::from_tensors(mc, random, WeightDtype::F32);
+    const Gpt2 rounded = Gpt2::from_tensors(mc, random, WeightDtype::F16);
+    const int steps = 32;
+    LogitAgreement total;
+    int whole = 0;
+    for (size_t p = 0; p < 4; ++p) {
+        const std::vector<int> prompt = prompt_of(mc, 4 + 3 * p);
+        const LogitAgreement g = compare_greedy_logits(exact, rounded, prompt, steps);
+        total.max_diff = std::max(total.max_diff, g.max_diff);
+        total.steps += g.steps, total.differ += g.differ;
+        whole += g.differ == 0;
     }
-    set_kernel_target(best_target);
-    const size_t first = 0;  // prefill / decode below: the first target measured, 1 thread
+    row("f32 model rounded to f16: max |logit error|", fixed(total.max_diff, 6, ""),
+        "random f32 weights, 4 prompts x " + std::to_string(steps) + " greedy steps of the f32 model");
+    row("  greedy picks unchanged", std::to_string(total.steps - total.differ) + " of " + std::to_string(total.steps),
+        std::to_string(whole) + " of 4 prompts keep their whole continuation");
+    report["f32_rounded_to_f16"] = {{"max_logit_error", total.max_diff}, {"steps", total.steps},
+                                    {"steps_changed", total.differ}, {"prompts_unchanged", whole}};
+}
+
+// Prefill per BLAS library against llama.cpp's 480 tokens/s, and against decode on the first
+// target measured, 1 thread (`decode_tps`).
+void print_prefill(const Gpt2& model, const std::vector<PrefillRun>& prefill_runs, double decode_tps,
+                   const std::string& target, int prefill_tokens, nlohmann::json& report) {
+    const ModelConfig& mc = model.config();
+    const double weight_bytes = static_cast<double>(model.decode_weight_bytes());
+    const double prefill_tps = prefill_runs.front().tokens_per_s;  // the first of the list (default: the linked one)
     // 2 flops per weight per prompt token in the blocks; the lm_head (V x C) runs for the last one only
     const double lm_head = static_cast<double>(mc.vocab_size) * mc.n_embd;
     const double prefill_flops = 2.0 * (weight_bytes / sizeof(float) - lm_head) * prefill_tokens + 2.0 * lm_head;
@@ -530,8 +586,19 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
                                              {"tokens_per_s", run.tokens_per_s}, {"gflops", gflops}});
     }
     if (prefill_tps > 0)
-        row("prefill / decode per token", fixed(prefill_tps / runs[0].figures[first][0].decode_tps, 1, "x"),
-            "decode is bandwidth-bound (" + targets[first] + ")");
+        row("prefill / decode per token", fixed(prefill_tps / decode_tps, 1, "x"), "decode is bandwidth-bound (" + target + ")");
+    report["prefill"] = {{"tokens", prefill_tokens}, {"tokens_per_s", prefill_tps}, {"blas", prefill_runs.front().description}};
+}
+
+// The weights, the prefill run's KV cache and the peaks read before the bandwidth reading.
+void print_memory(const Gpt2& model, const std::vector<DecodeRun>& runs, const Peaks& peaks, double rss_before,
+                  bool writes_model, int prefill_tokens, nlohmann::json& report) {
+    const ModelConfig& mc = model.config();
+    const double weight_bytes = static_cast<double>(model.decode_weight_bytes());
+    const double cache_bytes = static_cast<double>(
+        kv_cache_bytes(mc.n_layer, prefill_tokens, mc.n_embd, sizeof(float)));
+    const double peak = peaks.whole;
+    const bool peak_resets = peaks.resets;
     std::cout << "\nmemory\n";
     row("weights in memory (float32)", fixed(weight_bytes / 1e6, 1, "MB"));
     row("weights in memory (f16 matrices)", fixed(runs[1].weight_bytes / 1e6, 1, "MB"));
@@ -547,32 +614,32 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
         row("  since loading the f16 model", fixed(runs[1].peak / 1e6, 1, "MB"), "the f32 model still loaded");
     }
     if (writes_model) std::cout << "  (this run also wrote the model, which peaks higher: run again for the loader's figure)\n";
-    report["prefill"] = {{"tokens", prefill_tokens}, {"tokens_per_s", prefill_tps}, {"blas", prefill_runs.front().description}};
     report["memory"] = {{"peak_rss_bytes", peak}, {"rss_before_load_bytes", rss_before},
                         {"weights_bytes", weight_bytes}, {"weights_f16_bytes", runs[1].weight_bytes},
                         {"peak_since_f32_load_bytes", runs[0].peak}, {"peak_since_f16_load_bytes", runs[1].peak},
                         {"cache_bytes", cache_bytes}};
-    report["kernels"] = kernel_target();
-    report["kernel_targets"] = kernel_targets_supported();
+}
 
-    // 3. cached vs naive, on this model and on the embedded one
-    if (naive_tokens > 0) {
-        std::cout << "\ncached vs naive (" << naive_tokens << " new tokens, 1 thread)\n";
-        const auto [naive, cached] = naive_and_cached_seconds(model, naive_tokens);
-        row("GPT-2 124M shape: naive loop", fixed(naive, 2, "s"));
-        row("GPT-2 124M shape: cached loop", fixed(cached, 2, "s"), fixed(naive / cached, 1, "x faster"));
-        const Gpt2 small = Gpt2::load(cl.model_dir, cl.dtype);
-        const int small_tokens = std::min(naive_tokens, small.config().n_positions - 8);
-        const auto [naive_s, cached_s] = naive_and_cached_seconds(small, small_tokens);
-        row(("embedded model (" + std::to_string(small_tokens) + " tokens): naive").c_str(), fixed(naive_s * 1e3, 1, "ms"));
-        row(("embedded model (" + std::to_string(small_tokens) + " tokens): cached").c_str(),
-            fixed(cached_s * 1e3, 1, "ms"), fixed(naive_s / cached_s, 1, "x faster"));
-        report["cached_vs_naive"] = {{"new_tokens", naive_tokens}, {"naive_s", naive}, {"cached_s", cached},
-                                     {"embedded_new_tokens", small_tokens},
-                                     {"embedded_naive_s", naive_s}, {"embedded_cached_s", cached_s}};
-    }
-    // 4. speculative decoding (chapter 08): verification on the GPT-2 124M shape, then the
-    // speed-up on the embedded model with prompt lookup and with the draft model
+// 3. cached vs naive, on this model and on the embedded one
+void print_cached_vs_naive(const Gpt2& model, const CommandLine& cl, int naive_tokens, nlohmann::json& report) {
+    std::cout << "\ncached vs naive (" << naive_tokens << " new tokens, 1 thread)\n";
+    const auto [naive, cached] = naive_and_cached_seconds(model, naive_tokens);
+    row("GPT-2 124M shape: naive loop", fixed(naive, 2, "s"));
+    row("GPT-2 124M shape: cached loop", fixed(cached, 2, "s"), fixed(naive / cached, 1, "x faster"));
+    const Gpt2 small = Gpt2::load(cl.model_dir, cl.dtype);
+    const int small_tokens = std::min(naive_tokens, small.config().n_positions - 8);
+    const auto [naive_s, cached_s] = naive_and_cached_seconds(small, small_tokens);
+    row(("embedded model (" + std::to_string(small_tokens) + " tokens): naive").c_str(), fixed(naive_s * 1e3, 1, "ms"));
+    row(("embedded model (" + std::to_string(small_tokens) + " tokens): cached").c_str(),
+        fixed(cached_s * 1e3, 1, "ms"), fixed(naive_s / cached_s, 1, "x faster"));
+    report["cached_vs_naive"] = {{"new_tokens", naive_tokens}, {"naive_s", naive}, {"cached_s", cached},
+                                 {"embedded_new_tokens", small_tokens},
+                                 {"embedded_naive_s", naive_s}, {"embedded_cached_s", cached_s}};
+}
+
+// 4. speculative decoding (chapter 08): what one decode call verifying k drafts costs on the
+// GPT-2 124M shape, against one decode step
+void print_verify_costs(const Gpt2& model, nlohmann::json& report) {
     std::cout << "\nspeculative decoding (chapter 08; 1 thread)\n";
     std::cout << "one decode call verifying k drafts (k + 1 tokens, Invariant kernels), GPT-2 124M shape, median "
                  "of 5 interleaved with single steps:\n";
@@ -582,36 +649,75 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
             fixed(many / one, 2, "x one decode step (") + fixed(one * 1e3, 1, "ms)"));
         report["verify"].push_back({{"k", k}, {"step_s", one}, {"verify_s", many}, {"ratio", many / one}});
     }
-    {
-        const Gpt2 small = Gpt2::load(cl.model_dir, cl.dtype);
-        const Tokenizer tok = Tokenizer::load(cl.model_dir);
-        const std::string draft_dir = resolve_assistant_dir(cl.extra.at("assistant-model"));
-        const std::optional<Gpt2> draft = draft_dir.empty() ? std::nullopt : std::optional<Gpt2>(Gpt2::load(draft_dir));
-        const std::vector<int> prompt = tok.encode("The best way to");
-        GenerationConfig config;
-        config.max_new_tokens = 96;
-        std::cout << "embedded model, greedy, 96 new tokens after 'The best way to' (the fastest of 5):\n";
-        GenerationConfig lookup = config;
-        lookup.prompt_lookup_num_tokens = 4;
-        std::vector<std::pair<std::string, GenerationConfig>> runs{{"prompt lookup (HF, 4 tokens)", lookup}};
-        if (draft) {
-            for (const int k : {2, 4}) {
-                GenerationConfig c = config;
-                c.num_assistant_tokens = k;
-                runs.emplace_back("draft model, k = " + std::to_string(k), c);
-            }
-        }
-        for (const auto& [name, c] : runs) {
-            const SpecFigures f = speculative_figures(small, tok, draft ? &*draft : nullptr, c, prompt, 5);
-            row(name.c_str(), fixed(f.spec_tps, 0, "tokens/s"),
-                fixed(f.spec_tps / f.plain_tps, 2, "x plain (") + fixed(f.plain_tps, 0, "tokens/s), ") +
-                    fixed(static_cast<double>(f.stats.emitted) / f.stats.rounds, 2, "tokens per target call"));
-            report["speculative"].push_back({{"drafter", name}, {"plain_tokens_per_s", f.plain_tps},
-                                             {"speculative_tokens_per_s", f.spec_tps},
-                                             {"tokens_per_call", static_cast<double>(f.stats.emitted) / f.stats.rounds},
-                                             {"acceptance", f.stats.acceptance()}});
+}
+
+// ... and the speed-up on the embedded model, with prompt lookup and with the draft model
+void print_speculative_speedup(const CommandLine& cl, nlohmann::json& report) {
+    const Gpt2 small = Gpt2::load(cl.model_dir, cl.dtype);
+    const Tokenizer tok = Tokenizer::load(cl.model_dir);
+    const std::string draft_dir = resolve_assistant_dir(cl.extra.at("assistant-model"));
+    const std::optional<Gpt2> draft = draft_dir.empty() ? std::nullopt : std::optional<Gpt2>(Gpt2::load(draft_dir));
+    const std::vector<int> prompt = tok.encode("The best way to");
+    GenerationConfig config;
+    config.max_new_tokens = 96;
+    std::cout << "embedded model, greedy, 96 new tokens after 'The best way to' (the fastest of 5):\n";
+    GenerationConfig lookup = config;
+    lookup.prompt_lookup_num_tokens = 4;
+    std::vector<std::pair<std::string, GenerationConfig>> runs{{"prompt lookup (HF, 4 tokens)", lookup}};
+    if (draft) {
+        for (const int k : {2, 4}) {
+            GenerationConfig c = config;
+            c.num_assistant_tokens = k;
+            runs.emplace_back("draft model, k = " + std::to_string(k), c);
         }
     }
+    for (const auto& [name, c] : runs) {
+        const SpecFigures f = speculative_figures(small, tok, draft ? &*draft : nullptr, c, prompt, 5);
+        row(name.c_str(), fixed(f.spec_tps, 0, "tokens/s"),
+            fixed(f.spec_tps / f.plain_tps, 2, "x plain (") + fixed(f.plain_tps, 0, "tokens/s), ") +
+                fixed(static_cast<double>(f.stats.emitted) / f.stats.rounds, 2, "tokens per target call"));
+        report["speculative"].push_back({{"drafter", name}, {"plain_tokens_per_s", f.plain_tps},
+                                         {"speculative_tokens_per_s", f.spec_tps},
+                                         {"tokens_per_call", static_cast<double>(f.stats.emitted) / f.stats.rounds},
+                                         {"acceptance", f.stats.acceptance()}});
+    }
+}
+
+// Chapters 07 and 08 on the GPT-2-124M-shaped model (and the embedded one): decode against the
+// roofline, prefill per BLAS, memory, cached vs naive, speculative decoding. Measures first, then
+// prints and fills `report`.
+void measure_model(const CommandLine& cl, nlohmann::json& report) {
+    const ModelOptions o = read_model_options(cl);
+    const bool writes_model = write_model_if_missing(o.dir);
+    std::cout << "decodebook-bench: GPT-2 124M shape, random weights (stored F16), greedy; decode with the weights "
+                 "held in float32 and in float16, everything else in float32\n";
+    const double rss_before = peak_rss_bytes();
+    const Gpt2 model = Gpt2::load(o.dir, WeightDtype::F32);
+    set_num_threads(1);
+
+    const std::string best_target = kernel_targets_supported().front();
+    std::vector<std::string> targets = kernel_targets_supported();
+    if (cl.extra.at("kernel-target") != "all") targets = {cl.extra.at("kernel-target")};  // main checked it
+    const Peaks peaks = peaks_of_first_runs(model, o);
+    std::vector<DecodeRun> runs;
+    for (const WeightDtype dtype : {WeightDtype::F32, WeightDtype::F16})
+        runs.push_back(measure_decode(model, dtype, o, targets, peaks));
+    set_kernel_target(best_target);  // the rest of the bench runs on the best target
+    set_num_threads(1);
+    const std::vector<PrefillRun> prefill_runs = measure_prefill(model, o);
+
+    print_machine();
+    print_decode(runs, targets, o, report);
+    print_f16_over_f32(runs, targets, o.max_threads, report);
+    print_f16_rounding(model.config(), report);  // on the last target print_decode set
+    set_kernel_target(best_target);
+    print_prefill(model, prefill_runs, runs[0].figures[0][0].decode_tps, targets[0], o.prefill_tokens, report);
+    print_memory(model, runs, peaks, rss_before, writes_model, o.prefill_tokens, report);
+    report["kernels"] = kernel_target();
+    report["kernel_targets"] = kernel_targets_supported();
+    if (o.naive_tokens > 0) print_cached_vs_naive(model, cl, o.naive_tokens, report);
+    print_verify_costs(model, report);
+    print_speculative_speedup(cl, report);
 }
 
 }  // namespace

@@ -137,7 +137,7 @@ def check_chapter(c: Checks, driver, site: str, screenshot: str) -> None:
     c.check(bool(math), "typesets the formulas with the vendored MathJax")
     includes = driver.find_elements(By.CSS_SELECTOR, "div.literal-block-wrapper")
     captions = " ".join(e.text.split("\n")[0] for e in includes)
-    c.check("chapters/00-naive-loop/main.cpp" in captions and "(your stub)" in captions,
+    c.check("chapters/00-naive-loop/run.cpp" in captions and "(your stub)" in captions,
             "includes library code and the exercise stub from the sources", captions[:200])
 
     solution = driver.find_elements(By.CSS_SELECTOR, "details.db-solution")

@@ -12,16 +12,13 @@
 
 #include "decodebook/course/cli.hpp"
 #include "decodebook/course/csv.hpp"
+#include "decodebook/course/timing.hpp"
 #include "decodebook/model/gpt2.hpp"
 
 namespace chapter07 {
 
 using Clock = std::chrono::steady_clock;
 using Vec = xt::xtensor<float, 1>;
-
-inline double ms_between(Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
 
 // The rows of --csv FILE (columns series,x,y): a series and one (x, y) point. Parts 1, 5 and 7 add them.
 using CsvRows = decodebook::SeriesRows;

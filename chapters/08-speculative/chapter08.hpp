@@ -9,16 +9,13 @@
 
 #include "decodebook/course/cli.hpp"
 #include "decodebook/course/csv.hpp"
+#include "decodebook/course/timing.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/speculative.hpp"
 
 namespace chapter08 {
 
 using Clock = std::chrono::steady_clock;
-
-inline double ms_between(Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::milli>(b - a).count();
-}
 
 // What every part works on: chapter 02's session (the target, its tokenizer, the prompt, the
 // config) and the draft model.

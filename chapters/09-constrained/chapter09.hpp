@@ -9,16 +9,13 @@
 
 #include "decodebook/course/csv.hpp"
 #include "decodebook/course/cli.hpp"
+#include "decodebook/course/timing.hpp"
 #include "decodebook/decoding/constraint.hpp"
 #include "decodebook/decoding/generate.hpp"
 
 namespace chapter09 {
 
 using Clock = std::chrono::steady_clock;
-
-inline double us_between(Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double, std::micro>(b - a).count();
-}
 
 // Part 1's pattern: a space, then a number without a leading zero (GPT-2's tokens carry their
 // leading space, so " 42" is one token).

@@ -1,7 +1,7 @@
 """Chapter 00's cost of a naive step, drawn from `chapter-00 --csv` (run while the site is built).
 
 The CSV holds every timed forward pass of the chapter's cost measurement (columns: context_length,
-run, milliseconds; see write_cost_csv in chapters/00-naive-loop/main.cpp): five passes at each
+run, milliseconds; see write_cost_csv in chapters/00-naive-loop/cost.cpp): five passes at each
 context length 16, 32, ..., up to the model's limit. The chapter binary comes from PATH
 (docs/conf.py puts the build folder first), so the picture always shows the code you just built.
 Timings are real, so single runs wobble on a busy machine; the line goes through the medians.

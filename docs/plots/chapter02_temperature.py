@@ -2,7 +2,7 @@
 
 Runs the chapter binary found on PATH (docs/conf.py puts the build folder first); its CSV has the
 20 most likely tokens after the default prompt at each temperature (columns: temperature, rank,
-id, token, probability; see write_temperature_csv in chapters/02-temperature/main.cpp).
+id, token, probability; see write_temperature_csv in chapters/02-temperature/distribution.cpp).
 """
 
 import matplotlib.pyplot as plt
@@ -20,7 +20,7 @@ rows = chapter02_rows()
 temperatures = sorted({float(r["temperature"]) for r in rows})
 if len(temperatures) < 2:
     raise RuntimeError("chapter-02 --csv wrote fewer than two temperatures; if write_temperature_csv "
-                       "(chapters/02-temperature/main.cpp) changed, update docs/plots/chapter02_temperature.py")
+                       "(chapters/02-temperature/distribution.cpp) changed, update docs/plots/chapter02_temperature.py")
 tokens = {int(r["rank"]): r["token"] for r in rows}
 ranks = sorted(tokens)
 

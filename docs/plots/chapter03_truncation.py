@@ -3,7 +3,7 @@
 Runs the chapter binary found on PATH (docs/conf.py puts the build folder first); its CSV has the
 40 most likely tokens of the peaked and the flat step of part 2, each with a 1/0 flag per filter
 (columns: step, rank, id, token, probability, top_k, top_p, min_p, entropy; see write_truncation_csv in
-chapters/03-truncation/main.cpp, which uses top_k 10, top_p 0.9 and min_p 0.1).
+chapters/03-truncation/steps.cpp, which uses top_k 10, top_p 0.9 and min_p 0.1).
 """
 
 import matplotlib.pyplot as plt
@@ -21,7 +21,7 @@ rows = chapter03_rows()
 steps = {name: [r for r in rows if r["step"] == name] for name in ("peaked", "flat")}
 if not all(steps.values()):
     raise RuntimeError("chapter-03 --csv wrote no 'peaked' or no 'flat' rows; if write_truncation_csv "
-                       "(chapters/03-truncation/main.cpp) changed, update docs/plots/chapter03_truncation.py")
+                       "(chapters/03-truncation/steps.cpp) changed, update docs/plots/chapter03_truncation.py")
 
 
 def last_kept(step_rows: list, column: str) -> int:

@@ -3,7 +3,7 @@
 Runs the chapter binary found on PATH (docs/conf.py puts the build folder first); its CSV has the
 four hypotheses that beam search (num_beams 4, early_stopping never) returns for each
 length_penalty of part 4 (columns: length_penalty, rank, length, sum_logprobs, score,
-finish_reason; see the --csv block of chapters/05-beam-search/main.cpp).
+finish_reason; see write_length_penalty_csv in chapters/05-beam-search/length_penalty.cpp).
 """
 
 import matplotlib.pyplot as plt
@@ -18,8 +18,8 @@ def chapter05_rows() -> list:
 rows = chapter05_rows()
 penalties = sorted({float(r["length_penalty"]) for r in rows})
 if len(penalties) < 2:
-    raise RuntimeError("chapter-05 --csv wrote fewer than two length penalties; if its --csv block "
-                       "(chapters/05-beam-search/main.cpp) changed, update docs/plots/chapter05_length_penalty.py")
+    raise RuntimeError("chapter-05 --csv wrote fewer than two length penalties; if write_length_penalty_csv "
+                       "(chapters/05-beam-search/length_penalty.cpp) changed, update docs/plots/chapter05_length_penalty.py")
 
 fig, axes = plt.subplots(1, len(penalties), figsize=(9, 3.2), constrained_layout=True, sharex=True, sharey=True)
 for ax, lp in zip(axes, penalties):

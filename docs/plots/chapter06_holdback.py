@@ -3,7 +3,7 @@
 Runs the chapter binary found on PATH (docs/conf.py puts the build folder first); its CSV has one
 row per generated token of part 5 (the fortune cut by the stop "\\n\\t\\t--"), with the text the
 stream showed and the text it held back after that token (columns: step, token, shown, held,
-held_chars; see write_hold_csv in chapters/06-stop-sequences/main.cpp).
+held_chars; see write_hold_csv in chapters/06-stop-sequences/fortune.cpp).
 """
 
 import matplotlib.pyplot as plt
@@ -17,7 +17,7 @@ def chapter06_rows() -> list:
 
 rows = chapter06_rows()
 if not rows:
-    raise RuntimeError("chapter-06 --csv wrote no rows; if write_hold_csv (chapters/06-stop-sequences/main.cpp) "
+    raise RuntimeError("chapter-06 --csv wrote no rows; if write_hold_csv (chapters/06-stop-sequences/fortune.cpp) "
                        "changed, update docs/plots/chapter06_holdback.py")
 
 steps = [int(r["step"]) for r in rows]
