@@ -43,58 +43,46 @@ struct Display {
     bool show_chain = false;
 };
 
-// Generate one continuation, streaming it; throws Error if the request is refused.
-void run(const Session& session, const Gpt2* draft, GenerationConfig config, const Display& display,
-         const std::string& prompt) {
-    const std::vector<int> ids = session.tokenizer.encode(prompt);
-    // the constraint (chapter 09), DRY's breakers and the ids the biases name (chapter 10)
-    bind_to_tokenizer(config, session.tokenizer, resolve_eos_ids(config, session.model.config().eos_token_id));
-    check_request(session.model.config(), ids, config);  // config, prompt and EOS ids, before any output
-    if (display.show_chain) std::cout << "chain: " << LogitsChain(config).describe() << "\n";
-    if (config.num_beams > 1 && (draft || config.prompt_lookup_num_tokens > 0)) {
-        throw UsageError("speculative decoding with beam search is not offered (nor in HF: assisted generation is greedy or "
-                    "sampling)",
-                    "drop --num-beams, or --assistant-model and --prompt-lookup-num-tokens");
+// Beam search (chapter 05): its own loop, nothing to stream; each returned sequence with its score.
+void run_beams(const Session& session, const GenerationConfig& config, const std::vector<int>& ids,
+               const std::string& prompt) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<Hypothesis> hyps = beam_search_cached(session.model, session.tokenizer, ids, config);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (size_t i = 0; i < hyps.size(); ++i) {
+        std::cout << "[" << i + 1 << "] score " << hyps[i].score << ", sum of log-probs " << hyps[i].sum_logprobs
+                  << ", " << hyps[i].ids.size() << " tokens, finish_reason " << to_string(hyps[i].finish_reason)
+                  << "\n" << prompt << hyps[i].text << "\n";
     }
-    if (config.num_beams > 1 && display.show_steps) {
-        throw UsageError("--show-steps shows one sequence's steps; beam search keeps " + std::to_string(config.num_beams) +
-                        " at once",
-                    "drop --show-steps (chapter-05 draws beams as a tree), or --num-beams");
-    }
-    if (config.num_beams > 1) {  // beam search: its own loop (chapter 05), nothing to stream
-        const auto start = std::chrono::steady_clock::now();
-        const std::vector<Hypothesis> hyps = beam_search_cached(session.model, session.tokenizer, ids, config);
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        for (size_t i = 0; i < hyps.size(); ++i) {
-            std::cout << "[" << i + 1 << "] score " << hyps[i].score << ", sum of log-probs " << hyps[i].sum_logprobs
-                      << ", " << hyps[i].ids.size() << " tokens, finish_reason " << to_string(hyps[i].finish_reason)
-                      << "\n" << prompt << hyps[i].text << "\n";
-        }
-        std::cout.flush();
-        std::fprintf(stderr, "[beam search, %d beams: %.2f s]\n", config.num_beams, seconds);
-        return;
-    }
-    if (draft || config.prompt_lookup_num_tokens > 0) {  // speculative decoding (chapter 08)
-        std::cout << prompt << std::flush;
-        const Drafter drafter = make_drafter(config, draft,
-                                             resolve_eos_ids(config, session.model.config().eos_token_id),
-                                             ids.size() + static_cast<size_t>(config.max_new_tokens));
-        SpeculativeStats st;
-        const auto start = std::chrono::steady_clock::now();
-        const Generation g = generate_speculative(session.model, session.tokenizer, ids, config, drafter, &st,
-                                                  print_text_to(std::cout));
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        std::cout << "\n";
-        if (display.show_steps) print_steps(std::cout, g.steps, session.tokenizer, {});
-        std::cout.flush();
-        std::fprintf(stderr,
-                     "[%zu tokens in %.2f s: %.1f tokens/s, finish_reason %s; speculative (%s): %d of %d drafts kept "
-                     "(acceptance %.0f %%), %.2f tokens per target forward over %d rounds]\n",
-                     g.ids.size(), seconds, static_cast<double>(g.ids.size()) / seconds, to_string(g.finish_reason).c_str(),
-                     config.prompt_lookup_num_tokens > 0 ? "prompt lookup" : "draft model", st.accepted, st.drafted,
-                     100.0 * st.acceptance(), st.rounds ? static_cast<double>(st.emitted) / st.rounds : 0.0, st.rounds);
-        return;
-    }
+    std::cout.flush();
+    std::fprintf(stderr, "[beam search, %d beams: %.2f s]\n", config.num_beams, seconds);
+}
+
+// Speculative decoding (chapter 08): streamed, then the drafts kept and the tokens per target call.
+void run_speculative(const Session& session, const Gpt2* draft, const GenerationConfig& config, const Display& display,
+                     const std::vector<int>& ids, const std::string& prompt) {
+    std::cout << prompt << std::flush;
+    const Drafter drafter = make_drafter(config, draft, resolve_eos_ids(config, session.model.config().eos_token_id),
+                                         ids.size() + static_cast<size_t>(config.max_new_tokens));
+    SpeculativeStats st;
+    const auto start = std::chrono::steady_clock::now();
+    const Generation g = generate_speculative(session.model, session.tokenizer, ids, config, drafter, &st,
+                                              print_text_to(std::cout));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::cout << "\n";
+    if (display.show_steps) print_steps(std::cout, g.steps, session.tokenizer, {});
+    std::cout.flush();
+    std::fprintf(stderr,
+                 "[%zu tokens in %.2f s: %.1f tokens/s, finish_reason %s; speculative (%s): %d of %d drafts kept "
+                 "(acceptance %.0f %%), %.2f tokens per target forward over %d rounds]\n",
+                 g.ids.size(), seconds, static_cast<double>(g.ids.size()) / seconds, to_string(g.finish_reason).c_str(),
+                 config.prompt_lookup_num_tokens > 0 ? "prompt lookup" : "draft model", st.accepted, st.drafted,
+                 100.0 * st.acceptance(), st.rounds ? static_cast<double>(st.emitted) / st.rounds : 0.0, st.rounds);
+}
+
+// The general loop on the cache: streamed, then tokens/s and the finish reason.
+void run_plain(const Session& session, const GenerationConfig& config, const Display& display,
+               const std::vector<int>& ids, const std::string& prompt) {
     std::vector<Draw> coins;  // with --show-steps: each coin, its CDF slice, raw and processed p
     const Sampler sampler =  // made before any output: it refuses --show-steps with mirostat (chapter 10)
         display.show_steps ? make_watched_sampler(config, config.seed, coins) : make_sampler(config, config.seed);
@@ -107,6 +95,33 @@ void run(const Session& session, const Gpt2* draft, GenerationConfig config, con
     std::cout.flush();  // the summary goes to stderr: keep it after the text
     std::fprintf(stderr, "[%zu tokens in %.2f s: %.1f tokens/s, finish_reason %s]\n", g.ids.size(), seconds,
                  static_cast<double>(g.ids.size()) / seconds, to_string(g.finish_reason).c_str());
+}
+
+// Generate one continuation, streaming it, on the loop the library picks for the config (decode_loop);
+// throws Error if the request is refused.
+void run(const Session& session, const Gpt2* draft, GenerationConfig config, const Display& display,
+         const std::string& prompt) {
+    const std::vector<int> ids = session.tokenizer.encode(prompt);
+    // the constraint (chapter 09), DRY's breakers and the ids the biases name (chapter 10)
+    bind_to_tokenizer(config, session.tokenizer, resolve_eos_ids(config, session.model.config().eos_token_id));
+    check_request(session.model.config(), ids, config);  // config, prompt and EOS ids, before any output
+    if (display.show_chain) std::cout << "chain: " << LogitsChain(config).describe() << "\n";
+    DecodeLoop loop = DecodeLoop::Plain;
+    try {
+        loop = decode_loop(config, draft != nullptr);
+    } catch (const Error& e) {  // a refused combination of flags: a usage error (exit 2)
+        throw UsageError(e.problem(), e.fix());
+    }
+    if (loop == DecodeLoop::Beams && display.show_steps) {
+        throw UsageError("--show-steps shows one sequence's steps; beam search keeps " + std::to_string(config.num_beams) +
+                        " at once",
+                    "drop --show-steps (chapter-05 draws beams as a tree), or --num-beams");
+    }
+    switch (loop) {
+        case DecodeLoop::Beams: return run_beams(session, config, ids, prompt);
+        case DecodeLoop::Speculative: return run_speculative(session, draft, config, display, ids, prompt);
+        case DecodeLoop::Plain: return run_plain(session, config, display, ids, prompt);
+    }
 }
 
 void repl(const Session& session, const Gpt2* draft, GenerationConfig config, Display display) {

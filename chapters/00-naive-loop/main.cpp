@@ -12,6 +12,7 @@
 // (model/tokenizer.hpp), last_position_logits and generate_naive (decoding/naive_loop.hpp),
 // Utf8Stream (base/utf8.hpp).
 #include <cstdio>
+#include <optional>
 #include <iostream>
 #include <vector>
 
@@ -26,7 +27,8 @@ int main(int argc, char** argv) {
                      "The best way to"};
     info.defaults.max_new_tokens = 96;
     info.csv_columns = "context_length,run,milliseconds";
-    const CommandLine opt = parse_command_line(argc, argv, info);
+    CommandLine opt;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     return run_program([&] {
         const Gpt2 model = Gpt2::load(opt.model_dir, opt.dtype);
         const Tokenizer tokenizer = Tokenizer::load(opt.model_dir);

@@ -12,6 +12,7 @@
 // Library code this chapter introduces: argmax and greedy_generate (decoding/naive_loop.hpp);
 // Tokenizer::decode with skip_special_tokens and the knob of that name.
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +27,8 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 128;
     info.extra.push_back({"reference", "print only greedy here beside the independent reference's goldens in FILE "
                                        "(tests/data/greedy.json), and the case whose prompt is --prompt step by step", ""});
-    const CommandLine opt = parse_command_line(argc, argv, info);
+    CommandLine opt;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     const int max_new_tokens = opt.config.max_new_tokens;
     return run_program([&] {
         const Gpt2 model = Gpt2::load(opt.model_dir, opt.dtype);

@@ -16,6 +16,7 @@
 // GenerationConfig and its knob table (decoding/generation_config.hpp); LogitsChain, make_sampler
 // (decoding/sampler.hpp); generate (decoding/generate.hpp).
 #include <cstdio>
+#include <optional>
 #include <string>
 
 #include "chapter02.hpp"
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
                                         "The best way to");
     info.csv_columns = "temperature,rank,id,token,probability";
     info.defaults.temperature = 0.7f;  // "your settings": a common chat temperature, so the coin's p differs from the raw one
-    const CommandLine opt = parse_command_line(argc, argv, info);
+    CommandLine opt;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     return run_program([&] {
         const Session session = open_session(opt);
         const GenerationConfig& config = session.config;

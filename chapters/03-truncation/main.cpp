@@ -13,6 +13,7 @@
 // Library code this chapter introduces: apply_top_k, top_p_keep, apply_top_p, min_p_keep,
 // apply_min_p, count_candidates (sampling/sampling.hpp); ChainOrder (decoding/generation_config.hpp).
 #include <cstdio>
+#include <optional>
 
 #include "chapter03.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
@@ -28,7 +29,8 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 24;
     info.csv_columns = "step,rank,id,token,probability,top_k,top_p,min_p,entropy";
     info.lookahead = kScanned - 1;  // part 2 walks kScanned greedy steps: the prompt must leave room, whatever -n is
-    const CommandLine opt = parse_command_line(argc, argv, info);
+    CommandLine opt;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     return run_program([&] {
         const Session session = open_session(opt);
         const auto& [model, tok, prompt, config] = session;

@@ -13,6 +13,7 @@
 // apply_no_repeat_ngram (sampling/sampling.hpp); PenaltyScope (decoding/generation_config.hpp);
 // distinct_n (course/metrics.hpp).
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "chapter04.hpp"
@@ -28,7 +29,8 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 48;
     info.defaults.temperature = 0.8f;          // part 4 samples with typical chat settings
     info.defaults.repetition_penalty = 1.3f;   // ... and a penalty, the subject of the chapter
-    const CommandLine opt = parse_command_line(argc, argv, info);
+    CommandLine opt;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     return run_program([&] {
         const Session session = open_session(opt);
         const auto& [model, tok, prompt, config] = session;

@@ -11,6 +11,7 @@
 // Library code this chapter introduces: beam_step, beam_score, beam_search_done, beam_search,
 // log_softmax (decoding/beam_search.hpp); one_line (course/terminal.hpp).
 #include <cstdio>
+#include <optional>
 #include <iostream>
 
 #include "chapter05.hpp"
@@ -26,11 +27,12 @@ int main(int argc, char** argv) {
     info.knob_groups.push_back(KnobGroup::Beams);
     info.defaults.do_sample = false;  // beam search is deterministic: this chapter decodes without coins
     info.defaults.num_beams = 4;
-    info.defaults.num_return_sequences = 2;  // at most --num-beams (parse_command_line lowers it)
+    info.defaults.num_return_sequences = 2;  // at most --num-beams (read_command_line lowers it)
     info.show_steps = false;                 // several beams at once: part 2 draws them as a tree instead
     info.defaults.max_new_tokens = 20;
     info.csv_columns = "length_penalty,rank,length,sum_logprobs,score,finish_reason";
-    const CommandLine opt = parse_command_line(argc, argv, info);
+    CommandLine opt;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     if (!opt.config.stop.empty()) {  // parts 3 to 6 run 2 and 4 beams whatever --num-beams says
         std::cerr << "error: "
                   << Error("chapter-05 runs beam search in every part, and stop strings with beam search are not offered",

@@ -11,6 +11,7 @@
 // (decoding/stop_strings.hpp); make_text_stream (decoding/stopping.hpp) returns the
 // StopStringStream when config.stop is set.
 #include <cstdio>
+#include <optional>
 
 #include "chapter06.hpp"
 #include "decodebook/course/terminal.hpp"
@@ -24,7 +25,8 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 48;
     info.defaults.stop = {kAttribution};
     info.csv_columns = "step,token,shown,held,held_chars";
-    const CommandLine opt = parse_command_line(argc, argv, info);
+    CommandLine opt;
+    if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     return run_program([&] {
         const Session session = open_session(opt);
         const auto& [model, tok, prompt, config] = session;

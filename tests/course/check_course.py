@@ -634,7 +634,7 @@ NUMBER_FACTS = {
         "50": "llguidance's published mask time per token (docs/optimizations.md), not a run",
     },
     "docs/chapters/10-other-samplers.rst": {
-        "100": "mirostat 1's m, the top probabilities its Zipf fit reads: llama.cpp's constant (decoding/sampler.cpp uses it)",
+        "100": "mirostat 1's m, the top probabilities its Zipf fit reads: llama.cpp's constant (decoding/chain_end.cpp uses it)",
     },
 }
 

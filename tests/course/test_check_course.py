@@ -204,7 +204,7 @@ class AnswersAfterExercises(unittest.TestCase):
         self.assertEqual(check_course.early_answer_problems(pages, {"lib/src/s.cpp": ANSWER_CODE}, MANIFEST), [])
 
     def test_chapter_02s_chain_listing_unfolded_is_named(self):
-        # Issue 25: chapter 02's [ch02:chain] listing showed 06.2's min_new_tokens unfolded. The real
+        # Issue 25: chapter 02's stage listing ([ch02:stages]) showed 06.2's min_new_tokens unfolded. The real
         # page, with its details block taken away (the listing dedented to the page's level), fails
         # with 06.2's twin named; the real page, folded, passes (test_the_real_site_passes).
         pages, code = check_course.read_site_files()
@@ -212,12 +212,12 @@ class AnswersAfterExercises(unittest.TestCase):
             manifest = check_course.json.load(f)
         page = "docs/chapters/02-temperature.rst"
         lines = pages[page].splitlines()
-        at = next(n for n, line in enumerate(lines) if line.startswith(".. details::") and "LogitsChain" in line)
+        at = next(n for n, line in enumerate(lines) if line.startswith(".. details::") and "stage table" in line)
         end = next(n for n in range(at + 2, len(lines)) if lines[n] and not lines[n].startswith("   "))
         unfolded = lines[:at] + [line[3:] for line in lines[at + 2:end]] + lines[end:]
         got = check_course.early_answer_problems({**pages, page: "\n".join(unfolded)}, code, manifest)
         self.assertEqual(len(got), 1, got)
-        self.assertRegex(got[0], r"^docs/chapters/02-temperature.rst:\d+: shows lib/src/decoding/sampler.cpp's "
+        self.assertRegex(got[0], r"^docs/chapters/02-temperature.rst:\d+: shows lib/src/decoding/stages.cpp's "
                                  r"apply_min_new_tokens .*the answer to exercise 06.2, before the exercise "
                                  r"\(docs/chapters/06-stop-sequences.rst:\d+, a later page\)")
 

@@ -81,6 +81,17 @@ void validate(const GenerationConfig& config, const StageTable& stages) {
     }
 }
 
+DecodeLoop decode_loop(const GenerationConfig& config, bool has_draft_model) {
+    const bool drafts = has_draft_model || config.prompt_lookup_num_tokens > 0;
+    if (config.num_beams > 1 && drafts) {
+        throw Error("speculative decoding with beam search is not offered (nor in HF: assisted generation is greedy or "
+                    "sampling)",
+                    "drop --num-beams, or --assistant-model and --prompt-lookup-num-tokens");
+    }
+    if (config.num_beams > 1) return DecodeLoop::Beams;
+    return drafts ? DecodeLoop::Speculative : DecodeLoop::Plain;
+}
+
 std::vector<int> resolve_eos_ids(const GenerationConfig& config, int model_eos_token_id) {
     if (config.eos_token_id) return *config.eos_token_id;
     if (model_eos_token_id < 0) return {};

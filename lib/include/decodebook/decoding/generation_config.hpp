@@ -252,6 +252,19 @@ void validate(const GenerationConfig& config, const StageTable& stages);
 /// validate(config, stage_table()). Introduced in chapter 02.
 void validate(const GenerationConfig& config);
 
+/// The loops a config can run. Introduced in chapter 08.
+enum class DecodeLoop {
+    Plain,        ///< the general loop, one token per step (chapter 02; on the cache, chapter 07)
+    Beams,        ///< beam search (chapter 05): num_beams > 1
+    Speculative,  ///< speculative decoding (chapter 08): a draft model, or prompt_lookup_num_tokens > 0
+};
+
+/// Which loop runs `config`: every program that runs what a config asks for dispatches on this.
+/// Introduced in chapter 08.
+/// @param has_draft_model a draft model was given (`--assistant-model`)
+/// @throws Error for beam search with a drafter (HF's assisted generation is greedy or sampling).
+DecodeLoop decode_loop(const GenerationConfig& config, bool has_draft_model);
+
 /// "max_new_tokens 32, do_sample true, temperature 0.7, ..." for the knobs of `groups`
 /// (all of them when empty). Introduced in chapter 02.
 std::string describe(const GenerationConfig& config, const std::vector<KnobGroup>& groups = {});
