@@ -193,7 +193,7 @@ Gpt2 Gpt2::build(const ModelConfig& c, Gpt2Weights& w) {
         return WeightMatrix(s.shape[0], s.shape[1], std::move(it->second));
     };
     // a block's matrix, stored (in, out) as Hugging Face's Conv1D, held (out, in): each output's
-    // weights one contiguous row, the dot products decode reads fastest (chapter 07, issue 24);
+    // weights one contiguous row, the dot products decode reads fastest (chapter 07);
     // the 48 of them one after another in one mapping, in the order decode reads them (room for
     // float32; an f16 model fills half, and pages never written take no memory)
     const size_t C = static_cast<size_t>(c.n_embd);

@@ -47,8 +47,8 @@ namespace {
 // The read below is written in four-float lanes (Vec<4>: one SSE2 register, half an AVX2 one, a
 // quarter of an AVX-512 one), not in the kernels' Partials, so it cannot share the kernels' code
 // generation fate: in a 64-byte vector on AVX2, GCC 12 kept the sums in memory (a store per load),
-// and the roofline measured with it fell with the kernels it judges (issue 24: decode printed at
-// 96 to 118 % of its roofline on a Zen 3). Four-float loads are no limit on a read of memory: two
+// and the roofline measured with it fell with the kernels it judges (docs/measurements.md, "The
+// roofline's own read"). Four-float loads are no limit on a read of memory: two
 // or more a cycle are over 100 GB/s at 4 GHz. It is compiled for each target like the kernels
 // (the table's sum_floats), so each target is held against its own plain read.
 

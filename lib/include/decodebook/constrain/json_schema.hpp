@@ -62,7 +62,7 @@
 /// **Whitespace is bounded.** Between two tokens of the JSON text (after `{` `[` `,` `:`, before
 /// `}` `]` `,` `:`) the regex allows 0 to `max_spaces` of the four JSON whitespace characters,
 /// and nowhere else (not before or after the whole value): never `[ \t\n\r]*`, whose unbounded
-/// repetition lets a model write whitespace forever (llama.cpp PR #7866, outlines issue 484).
+/// repetition lets a model write whitespace forever (llama.cpp PR #7866, dottxt-ai/outlines#484).
 /// Introduced in chapter 09.
 #include <nlohmann/json_fwd.hpp>
 

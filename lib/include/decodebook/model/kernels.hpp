@@ -28,8 +28,8 @@ int num_threads();
 
 /// y (B, out) = x (B, in) W^T + bias (out) for W held (out, in), row-major: output j is the dot
 /// product of row j of W with x, plus bias[j]. Decode's product, for the blocks' four matrices
-/// (held so since issue 24: Hugging Face's GPT-2 stores Conv1D's (in, out), the loader turns it
-/// once; PyTorch's nn.Linear and llama.cpp hold (out, in)) and the tied lm_head (wte, (V, C)).
+/// (Hugging Face's GPT-2 stores Conv1D's (in, out), the loader turns it once; PyTorch's
+/// nn.Linear and llama.cpp hold (out, in)) and the tied lm_head (wte, (V, C)).
 /// W is streamed once for all B rows, two of its rows side by side (two memory streams); threads
 /// share the outputs. Every output's sum runs in one order (sixteen partial sums, lane k adding
 /// the products i = k, k + 16, ...; their total in lane order; the last in % 16 products; the

@@ -39,7 +39,7 @@ constexpr bool kAsan = false;
 #endif
 
 // Each kernel's body is written once, as an always-inline template over W, the floats in one of
-// its target's vector registers, and compiled into one function per target (issue 24):
+// its target's vector registers, and compiled into one function per target:
 //   v4      target("arch=x86-64-v4"): AVX-512, W = 16
 //   v3      target("arch=x86-64-v3"): AVX2, FMA, F16C, W = 8
 //   x86_64  the default, plain x86-64 (SSE2), W = 4
@@ -99,7 +99,7 @@ inline __attribute__((always_inline)) V load_lanes(const float* p) {
 // (sixteen sums on AVX2 are two eight-float halves), one narrower vector when N < W. Lane k is
 // partial sum k on every target, so a kernel written with Partials adds the same products in the
 // same order whatever W is. (A 64-byte vector on AVX2 is what GCC 12 kept in memory, a store per
-// load: issue 24 measured the lm_head at 38 to 44 % of a plain read because of it.)
+// load: never a vector wider than the target's registers; docs/measurements.md has the cost.)
 template <size_t N, size_t W>
 struct Partials {
     static constexpr size_t kWidth = N < W ? N : W;  // floats per vector

@@ -5,8 +5,8 @@
 //
 //   y[b, r] = M[r, :] . x[b, :] + bias[r]   for r in [r0, r1)   x: (B, n), M: (rows, n), y: (B, rows)
 //
-// M is a weight matrix held (out, in) = (rows, n): a block's four (issue 24: held transposed, so
-// each output's weights are one contiguous row) or the tied lm_head's wte. Every output's sum runs
+// M is a weight matrix held (out, in) = (rows, n): a block's four (held transposed, so each
+// output's weights are one contiguous row) or the tied lm_head's wte. Every output's sum runs
 // in one order, whatever B, r0, r1, the thread count or the target: sixteen partial sums (lane k
 // adds the products i = k, k + 16, ... in turn, i < n - n % 16), their total in lane order from
 // lane 0, then the last n % 16 products one by one, then the bias. So a row gets the same bits
