@@ -885,107 +885,169 @@ ClassDfa prune(const ClassDfa& d) {
 
 // ------------------------------------------------------------------------- Hopcroft's minimisation
 
-// Partition refinement: start from {accepting, the rest plus a sink standing for kDead}, split any
-// block whose states disagree on which block a class leads to, and keep only the smaller half of
-// each split as a future splitter (that is what makes it O(n log n) per class).
-ClassDfa minimize(const ClassDfa& d) {
+// Where class c leads state s, with a sink (numbered d.states()) standing for kDead: the sink and
+// every transition to kDead lead to the sink.
+int32_t target_or_sink(const ClassDfa& d, size_t s, size_t c) {
+    const int32_t sink = static_cast<int32_t>(d.states());
+    if (static_cast<int32_t>(s) == sink) return sink;
+    const int32_t t = d.trans[s * d.classes + c];
+    return t >= 0 ? t : sink;
+}
+
+// Predecessors by class, compressed (n states counting the sink): the states that class c leads to
+// t are pred[first[c*(n+1)+t] .. first[c*(n+1)+t+1]).
+struct Predecessors {
+    std::vector<uint32_t> first;
+    std::vector<int32_t> pred;
+};
+
+Predecessors predecessors(const ClassDfa& d) {
     const size_t C = d.classes;
+    const size_t n = d.states() + 1;
+    Predecessors p{std::vector<uint32_t>(C * (n + 1) + 1, 0), std::vector<int32_t>(C * n)};
+    for (size_t c = 0; c < C; ++c)
+        for (size_t s = 0; s < n; ++s) ++p.first[c * (n + 1) + target_or_sink(d, s, c) + 1];
+    for (size_t k = 1; k < p.first.size(); ++k) p.first[k] += p.first[k - 1];
+    std::vector<uint32_t> fill(p.first.begin(), p.first.end());
+    for (size_t c = 0; c < C; ++c)
+        for (size_t s = 0; s < n; ++s) p.pred[fill[c * (n + 1) + target_or_sink(d, s, c)]++] = static_cast<int32_t>(s);
+    return p;
+}
+
+// Blocks: block b is elems[bstart[b] .. bend[b]); each state's place in elems, and its block.
+struct Partition {
+    std::vector<int32_t> elems, place, block, bstart, bend;
+    int32_t size(int32_t b) const { return bend[b] - bstart[b]; }
+};
+
+// The partition refinement starts from: block 0 the accepting states, block 1 the rest and the
+// sink, each in state order.
+Partition accepting_and_rest(const ClassDfa& d) {
     const int32_t sink = static_cast<int32_t>(d.states());
     const size_t n = d.states() + 1;
-    auto target = [&](size_t s, size_t c) -> int32_t {
-        if (static_cast<int32_t>(s) == sink) return sink;
-        const int32_t t = d.trans[s * C + c];
-        return t >= 0 ? t : sink;
-    };
-    // predecessors by class, compressed: pred[c][first[c*(n+1)+t] .. first[c*(n+1)+t+1])
-    std::vector<uint32_t> first(C * (n + 1) + 1, 0);
-    std::vector<int32_t> pred(C * n);
-    for (size_t c = 0; c < C; ++c)
-        for (size_t s = 0; s < n; ++s) ++first[c * (n + 1) + target(s, c) + 1];
-    for (size_t k = 1; k < first.size(); ++k) first[k] += first[k - 1];
-    {
-        std::vector<uint32_t> fill(first.begin(), first.end());
-        for (size_t c = 0; c < C; ++c)
-            for (size_t s = 0; s < n; ++s) pred[fill[c * (n + 1) + target(s, c)]++] = static_cast<int32_t>(s);
+    Partition p{std::vector<int32_t>(n), std::vector<int32_t>(n), std::vector<int32_t>(n), {}, {}};
+    size_t k = 0;
+    for (int pass = 0; pass < 2; ++pass) {
+        p.bstart.push_back(static_cast<int32_t>(k));
+        for (size_t s = 0; s < n; ++s) {
+            const bool acc = static_cast<int32_t>(s) != sink && d.accepting[s];
+            if (acc == (pass == 0)) p.elems[k] = static_cast<int32_t>(s), p.place[s] = static_cast<int32_t>(k++),
+                                    p.block[s] = pass;
+        }
+        p.bend.push_back(static_cast<int32_t>(k));
     }
-    // blocks: elems[start[b] .. end[b]), each state's place in elems and its block
-    std::vector<int32_t> elems(n), place(n), block(n), bstart, bend;
-    {
-        size_t k = 0;
-        for (int pass = 0; pass < 2; ++pass) {
-            bstart.push_back(static_cast<int32_t>(k));
-            for (size_t s = 0; s < n; ++s) {
-                const bool acc = static_cast<int32_t>(s) != sink && d.accepting[s];
-                if (acc == (pass == 0)) elems[k] = static_cast<int32_t>(s), place[s] = static_cast<int32_t>(k++),
-                                        block[s] = pass;
-            }
-            bend.push_back(static_cast<int32_t>(k));
+    return p;
+}
+
+// Splits blocks until no (block, class) splitter splits any: the states of each block then agree,
+// class by class, on which block they lead to.
+class Refiner {
+public:
+    Refiner(const ClassDfa& d, Partition& p)
+        : C_(d.classes), n_(d.states() + 1), preds_(predecessors(d)), p_(p), marked_(2, 0), queued_(2 * C_, 0),
+          is_marked_(n_, 0) {}
+
+    void run() {
+        const int32_t smaller = p_.size(0) <= p_.size(1) ? 0 : 1;
+        for (size_t c = 0; c < C_; ++c)
+            work_.emplace_back(smaller, static_cast<int32_t>(c)), queued_[smaller * C_ + c] = 1;
+        while (!work_.empty()) {
+            const auto [b, c] = work_.back();
+            work_.pop_back();
+            queued_[b * C_ + c] = 0;
+            mark_predecessors(b, c);
+            for (int32_t y : touched_) split(y);
         }
     }
-    std::vector<int32_t> marked(2, 0);
-    std::vector<uint8_t> queued(2 * C, 0), is_marked(n, 0);
-    std::vector<std::pair<int32_t, int32_t>> work;  // (block, class) splitters
-    const int32_t smaller = (bend[0] - bstart[0]) <= (bend[1] - bstart[1]) ? 0 : 1;
-    for (size_t c = 0; c < C; ++c) work.emplace_back(smaller, static_cast<int32_t>(c)), queued[smaller * C + c] = 1;
-    std::vector<int32_t> splitter, touched;
-    while (!work.empty()) {
-        const auto [b, c] = work.back();
-        work.pop_back();
-        queued[b * C + c] = 0;
-        splitter.assign(elems.begin() + bstart[b], elems.begin() + bend[b]);
-        touched.clear();
-        for (int32_t t : splitter) {
-            const size_t row = c * (n + 1) + t;
-            for (uint32_t k = first[row]; k < first[row + 1]; ++k) {
-                const int32_t s = pred[k];
-                if (is_marked[s]) continue;
-                is_marked[s] = 1;
-                const int32_t y = block[s];
-                if (marked[y] == 0) touched.push_back(y);
-                const int32_t to = bstart[y] + marked[y]++;  // move s to the marked front of its block
-                const int32_t other = elems[to];
-                std::swap(elems[to], elems[place[s]]);
-                place[other] = place[s];
-                place[s] = to;
-            }
-        }
-        for (int32_t y : touched) {
-            const int32_t m = marked[y];
-            marked[y] = 0;
-            for (int32_t k = bstart[y]; k < bstart[y] + m; ++k) is_marked[elems[k]] = 0;
-            if (m == bend[y] - bstart[y]) continue;  // all of y leads into b: no split
-            const int32_t z = static_cast<int32_t>(bstart.size());  // the marked part becomes z
-            bstart.push_back(bstart[y]);
-            bend.push_back(bstart[y] + m);
-            bstart[y] += m;
-            marked.push_back(0);
-            queued.resize(queued.size() + C, 0);
-            for (int32_t k = bstart[z]; k < bend[z]; ++k) block[elems[k]] = z;
-            const bool z_smaller = (bend[z] - bstart[z]) <= (bend[y] - bstart[y]);
-            for (size_t e = 0; e < C; ++e) {
-                const int32_t pick = queued[y * C + e] || z_smaller ? z : y;
-                if (!queued[pick * C + e]) queued[pick * C + e] = 1, work.emplace_back(pick, static_cast<int32_t>(e));
+
+private:
+    size_t C_, n_;
+    Predecessors preds_;
+    Partition& p_;
+    std::vector<int32_t> marked_;  // per block: how many of its states are marked (at its front)
+    std::vector<uint8_t> queued_, is_marked_;
+    std::vector<std::pair<int32_t, int32_t>> work_;  // (block, class) splitters
+    std::vector<int32_t> splitter_, touched_;
+
+    // Mark every state that class c leads into block b, gathering each block's marked states at
+    // its front; touched_ lists the blocks with any.
+    void mark_predecessors(int32_t b, int32_t c) {
+        splitter_.assign(p_.elems.begin() + p_.bstart[b], p_.elems.begin() + p_.bend[b]);
+        touched_.clear();
+        for (int32_t t : splitter_) {
+            const size_t row = c * (n_ + 1) + t;
+            for (uint32_t k = preds_.first[row]; k < preds_.first[row + 1]; ++k) {
+                const int32_t s = preds_.pred[k];
+                if (is_marked_[s]) continue;
+                is_marked_[s] = 1;
+                const int32_t y = p_.block[s];
+                if (marked_[y] == 0) touched_.push_back(y);
+                const int32_t to = p_.bstart[y] + marked_[y]++;  // move s to the marked front of its block
+                const int32_t other = p_.elems[to];
+                std::swap(p_.elems[to], p_.elems[p_.place[s]]);
+                p_.place[other] = p_.place[s];
+                p_.place[s] = to;
             }
         }
     }
-    // one state per block but the sink's
-    const size_t blocks = bstart.size();
+
+    // Unmark block y and, unless all of it was marked, split its marked front off as a new block.
+    void split(int32_t y) {
+        const int32_t m = marked_[y];
+        marked_[y] = 0;
+        for (int32_t k = p_.bstart[y]; k < p_.bstart[y] + m; ++k) is_marked_[p_.elems[k]] = 0;
+        if (m == p_.size(y)) return;  // all of y leads into b: no split
+        const int32_t z = static_cast<int32_t>(p_.bstart.size());  // the marked part becomes z
+        p_.bstart.push_back(p_.bstart[y]);
+        p_.bend.push_back(p_.bstart[y] + m);
+        p_.bstart[y] += m;
+        marked_.push_back(0);
+        queued_.resize(queued_.size() + C_, 0);
+        for (int32_t k = p_.bstart[z]; k < p_.bend[z]; ++k) p_.block[p_.elems[k]] = z;
+        queue_halves(y, z);
+    }
+
+    // After y split into y and z, class by class: where y was queued, z is queued too; otherwise
+    // only the smaller half is (that is what makes it O(n log n) per class).
+    void queue_halves(int32_t y, int32_t z) {
+        const bool z_smaller = p_.size(z) <= p_.size(y);
+        for (size_t e = 0; e < C_; ++e) {
+            const int32_t pick = queued_[y * C_ + e] || z_smaller ? z : y;
+            if (!queued_[pick * C_ + e]) queued_[pick * C_ + e] = 1, work_.emplace_back(pick, static_cast<int32_t>(e));
+        }
+    }
+};
+
+// One state per block but the sink's, numbered in block order; a block's first state stands for it.
+ClassDfa quotient(const ClassDfa& d, const Partition& p) {
+    const size_t C = d.classes;
+    const int32_t sink = static_cast<int32_t>(d.states());
+    const size_t blocks = p.bstart.size();
     std::vector<int32_t> id(blocks, Dfa::kDead);
     ClassDfa out;
     out.classes = C;
     for (size_t k = 0; k < blocks; ++k) {
-        if (static_cast<int32_t>(k) == block[sink]) continue;
+        if (static_cast<int32_t>(k) == p.block[sink]) continue;
         id[k] = static_cast<int32_t>(out.accepting.size());
-        out.accepting.push_back(d.accepting[elems[bstart[k]]]);
+        out.accepting.push_back(d.accepting[p.elems[p.bstart[k]]]);
     }
     out.trans.assign(out.states() * C, Dfa::kDead);
     for (size_t k = 0; k < blocks; ++k) {
         if (id[k] < 0) continue;
-        const size_t s = elems[bstart[k]];
-        for (size_t c = 0; c < C; ++c) out.trans[id[k] * C + c] = id[block[target(s, c)]];
+        const size_t s = p.elems[p.bstart[k]];
+        for (size_t c = 0; c < C; ++c) out.trans[id[k] * C + c] = id[p.block[target_or_sink(d, s, c)]];
     }
-    out.start = id[block[d.start]];
+    out.start = id[p.block[d.start]];
     return out;
+}
+
+// Partition refinement: start from {accepting, the rest plus a sink standing for kDead}, split any
+// block whose states disagree on which block a class leads to, and keep only the smaller half of
+// each split as a future splitter (that is what makes it O(n log n) per class).
+ClassDfa minimize(const ClassDfa& d) {
+    Partition p = accepting_and_rest(d);
+    Refiner(d, p).run();
+    return quotient(d, p);
 }
 
 // ------------------------------------------------------------------------- the byte table
