@@ -44,6 +44,134 @@ std::string shape_text(const std::vector<size_t>& shape) {
     }
     return "(" + s + ")";
 }
+
+// What every problem with the file's header reads as.
+Error not_safetensors(const std::string& path, const std::string& problem) {
+    return Error("'" + path + "' is not a valid safetensors file: " + problem, kWeightsFix);
+}
+
+// The first 8 bytes, little-endian: the header's length N, at most the format's 100 MB and what
+// the file holds after them.
+uint64_t read_header_length(std::ifstream& in, const std::string& path, uint64_t file_size) {
+    if (file_size < 8) throw not_safetensors(path, "it is shorter than the 8-byte header length");
+    unsigned char len[8];
+    in.read(reinterpret_cast<char*>(len), 8);
+    if (in.gcount() != 8) throw not_safetensors(path, "it is shorter than the 8-byte header length");
+    uint64_t header_len = 0;
+    for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len[i];
+    if (header_len > kMaxHeader || header_len > file_size - 8) {
+        throw not_safetensors(path, "header length " + std::to_string(header_len) + " is larger than the file (" +
+                                        std::to_string(file_size) + " bytes)" +
+                                        (header_len > kMaxHeader ? " or the format's 100 MB limit" : ""));
+    }
+    return header_len;
+}
+
+// The N bytes after the length (N checked against the file): a JSON object.
+nlohmann::json read_header_json(std::ifstream& in, const std::string& path, uint64_t header_len) {
+    std::string text(static_cast<size_t>(header_len), '\0');  // checked against the file
+    in.read(text.data(), static_cast<std::streamsize>(header_len));
+    if (static_cast<uint64_t>(in.gcount()) != header_len) throw not_safetensors(path, "the file ends inside its header");
+    nlohmann::json header;
+    try {
+        header = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw not_safetensors(path, std::string("its header is not JSON (") + e.what() + ")");
+    }
+    if (!header.is_object()) throw not_safetensors(path, "its header is not a JSON object");
+    return header;
+}
+
+// An entry's "shape": at most 64 non-negative whole numbers, into e.shape and e.count.
+// `where` ("tensor 'NAME': ") starts each message.
+void read_shape(const std::string& path, const std::string& where, const nlohmann::json& shape_json, TensorEntry& e) {
+    if (!shape_json.is_array()) throw not_safetensors(path, where + "shape is not an array");
+    if (shape_json.size() > 64) {
+        throw not_safetensors(path, where + "shape has " + std::to_string(shape_json.size()) + " dimensions");
+    }
+    for (const auto& d : shape_json)  // first all numbers, so the message below may print the shape
+        if (!d.is_number_unsigned()) throw not_safetensors(path, where + "shape has a non-integer or negative dimension");
+    // The product of the non-zero dimensions bounds every stride: check it without overflow,
+    // so even a zero-element tensor cannot carry an absurd dimension into xtensor.
+    uint64_t nonzero_product = 1;
+    bool has_zero = false;
+    for (const auto& d : shape_json) {
+        const uint64_t dim = d.get<uint64_t>();
+        if (dim == 0) {
+            has_zero = true;
+        } else if (dim > kMaxElements / nonzero_product) {
+            throw not_safetensors(path, where + "shape " + shape_json.dump() + " is impossibly large");
+        } else {
+            nonzero_product *= dim;
+        }
+        e.shape.push_back(static_cast<size_t>(dim));
+    }
+    e.count = has_zero ? 0 : nonzero_product;
+}
+
+// An entry's "data_offsets" [begin, end], into e.begin and e.end: within the data, and exactly
+// e.count elements of `width` bytes.
+void read_offsets(const std::string& path, const std::string& where, const nlohmann::json& offsets,
+                  uint64_t data_size, size_t width, TensorEntry& e) {
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned()) {
+        throw not_safetensors(path, where + "data_offsets must be two non-negative integers");
+    }
+    e.begin = offsets[0].get<uint64_t>();
+    e.end = offsets[1].get<uint64_t>();
+    if (e.begin > e.end || e.end > data_size) {
+        throw not_safetensors(path, where + "data_offsets [" + std::to_string(e.begin) + ", " +
+                                        std::to_string(e.end) + "] fall outside the " + std::to_string(data_size) +
+                                        " data bytes");
+    }
+    if (e.end - e.begin != e.count * width) {  // count <= 2^48, width <= 8: no overflow
+        throw not_safetensors(path, where + "data_offsets cover " + std::to_string(e.end - e.begin) +
+                                        " bytes but shape and " + e.dtype + " need " + std::to_string(e.count * width));
+    }
+}
+
+// One header entry, {"dtype", "shape", "data_offsets"}, checked in that order.
+TensorEntry read_entry(const std::string& path, const std::string& name, const nlohmann::json& info,
+                       uint64_t data_size) {
+    const std::string where = "tensor '" + name + "': ";
+    if (!info.is_object() || !info.contains("dtype") || !info.contains("shape") || !info.contains("data_offsets")) {
+        throw not_safetensors(path, where + "needs dtype, shape and data_offsets");
+    }
+    TensorEntry e;
+    e.name = name;
+    if (!info["dtype"].is_string()) throw not_safetensors(path, where + "dtype is not a string");
+    e.dtype = info["dtype"].get<std::string>();
+    const size_t width = dtype_width(e.dtype);
+    if (width == 0) throw not_safetensors(path, where + "dtype " + e.dtype + " is not a safetensors dtype");
+    read_shape(path, where, info["shape"], e);
+    read_offsets(path, where, info["data_offsets"], data_size, width, e);
+    return e;
+}
+
+// The data ranges must lie back to back: no byte read as two tensors, none belonging to none.
+// `entries` sorted by their data.
+void check_back_to_back(const std::string& path, const std::vector<TensorEntry>& entries, uint64_t data_size) {
+    uint64_t at = 0;
+    const TensorEntry* previous = nullptr;
+    for (const TensorEntry& e : entries) {
+        if (e.begin < at) {
+            throw not_safetensors(path, "tensors '" + previous->name + "' and '" + e.name + "' overlap (data bytes [" +
+                                            std::to_string(previous->begin) + ", " + std::to_string(previous->end) +
+                                            ") and [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "))");
+        }
+        if (e.begin > at) {
+            throw not_safetensors(path, "data bytes [" + std::to_string(at) + ", " + std::to_string(e.begin) +
+                                            ") belong to no tensor (tensor '" + e.name + "' starts at " +
+                                            std::to_string(e.begin) + ")");
+        }
+        at = e.end;
+        previous = &e;
+    }
+    if (at != data_size) {
+        throw not_safetensors(path, "the last " + std::to_string(data_size - at) + " of its " +
+                                        std::to_string(data_size) + " data bytes belong to no tensor");
+    }
+}
 }  // namespace
 
 float half_to_float(uint16_t h) {
@@ -93,112 +221,24 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     const uint64_t file_size = check_regular_file(
         path, "model weights", std::numeric_limits<uint64_t>::max(),
         "check the path, or pass --model DIR with a folder holding model.safetensors");
-    const auto bad = [&](const std::string& problem) {
-        return Error("'" + path + "' is not a valid safetensors file: " + problem, kWeightsFix);
-    };
     in_.open(path, std::ios::binary);
     if (!in_) {
         throw Error("cannot open model weights '" + path + "'",
                     "check the path, or pass --model DIR with a folder holding model.safetensors");
     }
-    if (file_size < 8) throw bad("it is shorter than the 8-byte header length");
-    unsigned char len[8];
-    in_.read(reinterpret_cast<char*>(len), 8);
-    if (in_.gcount() != 8) throw bad("it is shorter than the 8-byte header length");
-    uint64_t header_len = 0;
-    for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len[i];
-    if (header_len > kMaxHeader || header_len > file_size - 8) {
-        throw bad("header length " + std::to_string(header_len) + " is larger than the file (" +
-                  std::to_string(file_size) + " bytes)" +
-                  (header_len > kMaxHeader ? " or the format's 100 MB limit" : ""));
-    }
-    std::string text(static_cast<size_t>(header_len), '\0');  // checked against the file above
-    in_.read(text.data(), static_cast<std::streamsize>(header_len));
-    if (static_cast<uint64_t>(in_.gcount()) != header_len) throw bad("the file ends inside its header");
-    nlohmann::json header;
-    try {
-        header = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        throw bad(std::string("its header is not JSON (") + e.what() + ")");
-    }
-    if (!header.is_object()) throw bad("its header is not a JSON object");
+    const uint64_t header_len = read_header_length(in_, path, file_size);
+    const nlohmann::json header = read_header_json(in_, path, header_len);
     data_start_ = 8 + header_len;
     const uint64_t data_size = file_size - data_start_;
-
     for (const auto& [name, info] : header.items()) {
         if (name == "__metadata__") continue;
-        const std::string where = "tensor '" + name + "': ";
-        if (!info.is_object() || !info.contains("dtype") || !info.contains("shape") ||
-            !info.contains("data_offsets")) {
-            throw bad(where + "needs dtype, shape and data_offsets");
-        }
-        TensorEntry e;
-        e.name = name;
-        if (!info["dtype"].is_string()) throw bad(where + "dtype is not a string");
-        e.dtype = info["dtype"].get<std::string>();
-        const size_t width = dtype_width(e.dtype);
-        if (width == 0) throw bad(where + "dtype " + e.dtype + " is not a safetensors dtype");
-        const auto& shape_json = info["shape"];
-        if (!shape_json.is_array()) throw bad(where + "shape is not an array");
-        if (shape_json.size() > 64) throw bad(where + "shape has " + std::to_string(shape_json.size()) + " dimensions");
-        for (const auto& d : shape_json)  // first all numbers, so the message below may print the shape
-            if (!d.is_number_unsigned()) throw bad(where + "shape has a non-integer or negative dimension");
-        // The product of the non-zero dimensions bounds every stride: check it without overflow,
-        // so even a zero-element tensor cannot carry an absurd dimension into xtensor.
-        uint64_t nonzero_product = 1;
-        bool has_zero = false;
-        for (const auto& d : shape_json) {
-            const uint64_t dim = d.get<uint64_t>();
-            if (dim == 0) {
-                has_zero = true;
-            } else if (dim > kMaxElements / nonzero_product) {
-                throw bad(where + "shape " + shape_json.dump() + " is impossibly large");
-            } else {
-                nonzero_product *= dim;
-            }
-            e.shape.push_back(static_cast<size_t>(dim));
-        }
-        e.count = has_zero ? 0 : nonzero_product;
-        const auto& offsets = info["data_offsets"];
-        if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
-            !offsets[1].is_number_unsigned()) {
-            throw bad(where + "data_offsets must be two non-negative integers");
-        }
-        e.begin = offsets[0].get<uint64_t>();
-        e.end = offsets[1].get<uint64_t>();
-        if (e.begin > e.end || e.end > data_size) {
-            throw bad(where + "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                      "] fall outside the " + std::to_string(data_size) + " data bytes");
-        }
-        if (e.end - e.begin != e.count * width) {  // count <= 2^48, width <= 8: no overflow
-            throw bad(where + "data_offsets cover " + std::to_string(e.end - e.begin) + " bytes but shape and " +
-                      e.dtype + " need " + std::to_string(e.count * width));
-        }
-        entries_.push_back(std::move(e));
+        entries_.push_back(read_entry(path, name, info, data_size));
     }
-    // The data ranges must lie back to back: no byte read as two tensors, none belonging to none.
+    // In the order of their data (entries()), which check_back_to_back walks.
     std::sort(entries_.begin(), entries_.end(), [](const TensorEntry& a, const TensorEntry& b) {
         return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
     });
-    uint64_t at = 0;
-    const TensorEntry* previous = nullptr;
-    for (const TensorEntry& e : entries_) {
-        if (e.begin < at) {
-            throw bad("tensors '" + previous->name + "' and '" + e.name + "' overlap (data bytes [" +
-                      std::to_string(previous->begin) + ", " + std::to_string(previous->end) + ") and [" +
-                      std::to_string(e.begin) + ", " + std::to_string(e.end) + "))");
-        }
-        if (e.begin > at) {
-            throw bad("data bytes [" + std::to_string(at) + ", " + std::to_string(e.begin) +
-                      ") belong to no tensor (tensor '" + e.name + "' starts at " + std::to_string(e.begin) + ")");
-        }
-        at = e.end;
-        previous = &e;
-    }
-    if (at != data_size) {
-        throw bad("the last " + std::to_string(data_size - at) + " of its " + std::to_string(data_size) +
-                  " data bytes belong to no tensor");
-    }
+    check_back_to_back(path, entries_, data_size);
 }
 
 const TensorEntry* SafetensorsFile::find(const std::string& name) const {
