@@ -349,25 +349,29 @@ TensorMap load_safetensors(const std::string& path) {
 
 void set_load_notes(std::ostream* out) { g_notes = out; }
 
-TensorMap load_gpt2_tensors(const std::string& path, const ModelConfig& config) {
-    return load_gpt2_weights(path, config, WeightDtype::F32).tensors;
-}
+namespace {
 
-Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config, std::optional<WeightDtype> dtype) {
-    SafetensorsFile file(path);
-    const std::string same_model = "config.json and model.safetensors must describe the same model";
-    // The file's tensors by their name without Hugging Face's "transformer." prefix.
-    std::map<std::string, const TensorEntry*> by_name;
+const std::string kSameModel = "config.json and model.safetensors must describe the same model";
+
+using EntryByName = std::map<std::string, const TensorEntry*>;
+
+// The file's tensors by their name without Hugging Face's "transformer." prefix.
+EntryByName by_plain_name(const SafetensorsFile& file) {
+    EntryByName by_name;
     for (const TensorEntry& e : file.entries()) {
         const std::string plain = e.name.rfind("transformer.", 0) == 0 ? e.name.substr(12) : e.name;
         if (!by_name.emplace(plain, &e).second) {
-            throw Error("'" + path + "' holds tensor '" + plain + "' twice (with and without 'transformer.')",
+            throw Error("'" + file.path() + "' holds tensor '" + plain + "' twice (with and without 'transformer.')",
                         kWeightsFix);
         }
     }
-    // 1. Every tensor the model needs: present, of config.json's shape, in a dtype we read.
-    const std::vector<TensorSpec> schema = gpt2_tensor_schema(config);
-    std::map<std::string, const TensorEntry*> wanted;
+    return by_name;
+}
+
+// Every tensor the model needs: present, of config.json's shape, in a dtype we read. Each found is
+// taken out of `by_name` (which keeps the rest); returns them by schema name.
+EntryByName take_schema_tensors(const std::string& path, const std::vector<TensorSpec>& schema, EntryByName& by_name) {
+    EntryByName wanted;
     for (const TensorSpec& spec : schema) {
         const auto it = by_name.find(spec.name);
         if (it == by_name.end()) {
@@ -378,7 +382,7 @@ Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config
         if (e.shape != spec.shape) {
             throw Error("tensor '" + spec.name + "' has shape " + shape_text(e.shape) + " but config.json implies " +
                             shape_text(spec.shape),
-                        same_model);
+                        kSameModel);
         }
         if (!e.readable()) {
             throw Error("'" + path + "': tensor '" + e.name + "' has dtype " + e.dtype +
@@ -388,38 +392,54 @@ Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config
         wanted.emplace(spec.name, &e);
         by_name.erase(it);
     }
-    // 2. The rest: the causal-mask buffers and a tied lm_head are skipped; anything else is named.
-    std::vector<std::string> skipped, unused;
-    const TensorEntry* lm_head = nullptr;
-    long long last_block = -1;
-    for (const auto& [plain, e] : by_name) {
-        // "h.N.rest": a block's tensor (parsed by hand: std::regex recurses per character, and a
-        // name may be megabytes long)
-        std::string rest;
-        if (plain.rfind("h.", 0) == 0) {
-            size_t i = 2;
-            long long n = 0;
-            while (i < plain.size() && i < 11 && plain[i] >= '0' && plain[i] <= '9') n = n * 10 + (plain[i++] - '0');
-            if (i > 2 && i < plain.size() && plain[i] == '.') {
-                last_block = std::max(last_block, n);
-                rest = plain.substr(i + 1);
-            }
-        }
-        if (rest == "attn.bias" || rest == "attn.masked_bias") {
-            skipped.push_back(e->name + " (" + e->dtype + " " + shape_text(e->shape) + ", a causal mask)");
+    return wanted;
+}
+
+// "h.N.rest", a block's tensor: rest, with N raised into `last_block`; "" for any other name.
+// (Parsed by hand: std::regex recurses per character, and a name may be megabytes long.)
+std::string block_tensor(const std::string& plain, long long& last_block) {
+    if (plain.rfind("h.", 0) != 0) return "";
+    size_t i = 2;
+    long long n = 0;
+    while (i < plain.size() && i < 11 && plain[i] >= '0' && plain[i] <= '9') n = n * 10 + (plain[i++] - '0');
+    if (!(i > 2 && i < plain.size() && plain[i] == '.')) return "";
+    last_block = std::max(last_block, n);
+    return plain.substr(i + 1);
+}
+
+// The file's tensors outside the schema, classified by the rule: the causal-mask buffers and a tied
+// lm_head are skipped; anything else is unused (an error naming it).
+struct Leftovers {
+    std::vector<std::string> skipped, unused;  // as the note and the error name them
+    const TensorEntry* lm_head = nullptr;       // to check equal to wte.weight
+    long long last_block = -1;                  // the highest N of any "h.N." tensor
+};
+
+Leftovers classify_leftovers(const EntryByName& rest, const EntryByName& wanted) {
+    Leftovers out;
+    for (const auto& [plain, e] : rest) {
+        const std::string part = block_tensor(plain, out.last_block);
+        if (part == "attn.bias" || part == "attn.masked_bias") {
+            out.skipped.push_back(e->name + " (" + e->dtype + " " + shape_text(e->shape) + ", a causal mask)");
         } else if (plain == "lm_head.weight" && e->shape == wanted.at("wte.weight")->shape && e->readable()) {
-            lm_head = e;
-            skipped.push_back(e->name + " (checked equal to wte.weight: GPT-2 ties them)");
+            out.lm_head = e;
+            out.skipped.push_back(e->name + " (checked equal to wte.weight: GPT-2 ties them)");
         } else {
-            unused.push_back(e->name);
+            out.unused.push_back(e->name);
         }
     }
-    if (last_block >= config.n_layer) {
-        throw Error("'" + path + "' holds blocks h.0 to h." + std::to_string(last_block) + " (" +
-                        std::to_string(last_block + 1) + " layers) but config.json says n_layer " +
+    return out;
+}
+
+// No block beyond n_layer, no tensor a GPT-2 does not use (the first five named).
+void check_leftovers(const std::string& path, const ModelConfig& config, const Leftovers& rest) {
+    if (rest.last_block >= config.n_layer) {
+        throw Error("'" + path + "' holds blocks h.0 to h." + std::to_string(rest.last_block) + " (" +
+                        std::to_string(rest.last_block + 1) + " layers) but config.json says n_layer " +
                         std::to_string(config.n_layer),
-                    same_model + ": set n_layer to " + std::to_string(last_block + 1) + " in config.json");
+                    kSameModel + ": set n_layer to " + std::to_string(rest.last_block + 1) + " in config.json");
     }
+    const std::vector<std::string>& unused = rest.unused;
     if (!unused.empty()) {
         std::string names;
         for (size_t i = 0; i < unused.size() && i < 5; ++i) names += (i ? ", '" : "'") + unused[i] + "'";
@@ -428,18 +448,24 @@ Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config
                         (unused.size() > 1 ? "s" : "") + " a GPT-2 does not use: " + names,
                     "decodebook reads GPT-2 checkpoints (GPT2LMHeadModel); check that these weights are a GPT-2's");
     }
-    // 3. The held matrices' dtype: the one asked for, else the checkpoint's own.
-    Gpt2Weights out;
-    std::map<std::string, bool> held;  // schema name -> a matrix kept in out.dtype
+}
+
+// The checkpoint's own dtype for the held matrices: F16 when every one is stored F16, else F32.
+WeightDtype checkpoint_dtype(const std::vector<TensorSpec>& schema, const EntryByName& wanted) {
     bool all_f16 = true;
-    for (const TensorSpec& spec : schema) {
-        held[spec.name] = spec.held;
+    for (const TensorSpec& spec : schema)
         if (spec.held) all_f16 &= wanted.at(spec.name)->dtype == "F16";
-    }
-    out.dtype = dtype ? *dtype : all_f16 ? WeightDtype::F16 : WeightDtype::F32;
-    // 4. Read, in the file's order, straight into the tensors' final memory.
+    return all_f16 ? WeightDtype::F16 : WeightDtype::F32;
+}
+
+// Read, in the file's order, straight into the tensors' final memory: a held matrix in out.dtype,
+// every other tensor in float32.
+void read_wanted(SafetensorsFile& file, const std::vector<TensorSpec>& schema, const EntryByName& wanted,
+                 Gpt2Weights& out) {
+    std::map<std::string, bool> held;  // schema name -> a matrix kept in out.dtype
+    for (const TensorSpec& spec : schema) held[spec.name] = spec.held;
     for (const TensorEntry& e : file.entries()) {
-        for (auto& [name, entry] : wanted) {
+        for (const auto& [name, entry] : wanted) {
             if (entry != &e) continue;
             if (held.at(name) && out.dtype == WeightDtype::F16) {
                 HalfVector bits(static_cast<size_t>(e.count));
@@ -450,26 +476,53 @@ Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config
             }
         }
     }
-    if (lm_head) {  // compare chunk by chunk, both read from the file: never a second V x C copy
-        const TensorEntry& wte = *wanted.at("wte.weight");
-        std::vector<float> chunk(static_cast<size_t>(std::min<uint64_t>(lm_head->count, kChunk))), ours(chunk.size());
-        for (uint64_t at = 0; at < lm_head->count; at += chunk.size()) {
-            const uint64_t n = std::min<uint64_t>(chunk.size(), lm_head->count - at);
-            file.read(*lm_head, chunk.data(), at, n);
-            file.read(wte, ours.data(), at, n);
-            if (!std::equal(chunk.begin(), chunk.begin() + static_cast<long>(n), ours.begin())) {
-                throw Error("'" + path + "': " + lm_head->name + " differs from wte.weight, but decodebook's GPT-2 "
-                                "ties its output layer to the token embedding",
-                            "use a GPT-2 checkpoint (its lm_head.weight is wte.weight)");
-            }
+}
+
+// lm_head must equal wte: compare chunk by chunk, both read from the file: never a second V x C copy.
+void check_tied(SafetensorsFile& file, const std::string& path, const TensorEntry& lm_head, const TensorEntry& wte) {
+    std::vector<float> chunk(static_cast<size_t>(std::min<uint64_t>(lm_head.count, kChunk))), ours(chunk.size());
+    for (uint64_t at = 0; at < lm_head.count; at += chunk.size()) {
+        const uint64_t n = std::min<uint64_t>(chunk.size(), lm_head.count - at);
+        file.read(lm_head, chunk.data(), at, n);
+        file.read(wte, ours.data(), at, n);
+        if (!std::equal(chunk.begin(), chunk.begin() + static_cast<long>(n), ours.begin())) {
+            throw Error("'" + path + "': " + lm_head.name + " differs from wte.weight, but decodebook's GPT-2 "
+                            "ties its output layer to the token embedding",
+                        "use a GPT-2 checkpoint (its lm_head.weight is wte.weight)");
         }
     }
-    if (g_notes && !skipped.empty()) {
-        *g_notes << "note: " << path << ": skipped " << skipped.size() << " tensor" << (skipped.size() > 1 ? "s" : "")
-                 << " the model does not read:";
-        for (const std::string& s : skipped) *g_notes << " " << s << ";";
-        *g_notes << std::endl;
-    }
+}
+
+// One line on the load notes naming every skipped tensor.
+void note_skipped(std::ostream& notes, const std::string& path, const std::vector<std::string>& skipped) {
+    notes << "note: " << path << ": skipped " << skipped.size() << " tensor" << (skipped.size() > 1 ? "s" : "")
+          << " the model does not read:";
+    for (const std::string& s : skipped) notes << " " << s << ";";
+    notes << std::endl;
+}
+
+}  // namespace
+
+TensorMap load_gpt2_tensors(const std::string& path, const ModelConfig& config) {
+    return load_gpt2_weights(path, config, WeightDtype::F32).tensors;
+}
+
+Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config, std::optional<WeightDtype> dtype) {
+    SafetensorsFile file(path);
+    EntryByName by_name = by_plain_name(file);
+    // 1. Every tensor the model needs: present, of config.json's shape, in a dtype we read.
+    const std::vector<TensorSpec> schema = gpt2_tensor_schema(config);
+    const EntryByName wanted = take_schema_tensors(path, schema, by_name);
+    // 2. The rest: the causal-mask buffers and a tied lm_head are skipped; anything else is named.
+    const Leftovers rest = classify_leftovers(by_name, wanted);
+    check_leftovers(path, config, rest);
+    // 3. The held matrices' dtype: the one asked for, else the checkpoint's own.
+    Gpt2Weights out;
+    out.dtype = dtype ? *dtype : checkpoint_dtype(schema, wanted);
+    // 4. Read, in the file's order, straight into the tensors' final memory.
+    read_wanted(file, schema, wanted, out);
+    if (rest.lm_head) check_tied(file, path, *rest.lm_head, *wanted.at("wte.weight"));
+    if (g_notes && !rest.skipped.empty()) note_skipped(*g_notes, path, rest.skipped);
     return out;
 }
 
