@@ -44,6 +44,134 @@ std::string shape_text(const std::vector<size_t>& shape) {
     }
     return "(" + s + ")";
 }
+
+// What every problem with the file's header reads as.
+Error not_safetensors(const std::string& path, const std::string& problem) {
+    return Error("'" + path + "' is not a valid safetensors file: " + problem, kWeightsFix);
+}
+
+// The first 8 bytes, little-endian: the header's length N, at most the format's 100 MB and what
+// the file holds after them.
+uint64_t read_header_length(std::ifstream& in, const std::string& path, uint64_t file_size) {
+    if (file_size < 8) throw not_safetensors(path, "it is shorter than the 8-byte header length");
+    unsigned char len[8];
+    in.read(reinterpret_cast<char*>(len), 8);
+    if (in.gcount() != 8) throw not_safetensors(path, "it is shorter than the 8-byte header length");
+    uint64_t header_len = 0;
+    for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len[i];
+    if (header_len > kMaxHeader || header_len > file_size - 8) {
+        throw not_safetensors(path, "header length " + std::to_string(header_len) + " is larger than the file (" +
+                                        std::to_string(file_size) + " bytes)" +
+                                        (header_len > kMaxHeader ? " or the format's 100 MB limit" : ""));
+    }
+    return header_len;
+}
+
+// The N bytes after the length (N checked against the file): a JSON object.
+nlohmann::json read_header_json(std::ifstream& in, const std::string& path, uint64_t header_len) {
+    std::string text(static_cast<size_t>(header_len), '\0');  // checked against the file
+    in.read(text.data(), static_cast<std::streamsize>(header_len));
+    if (static_cast<uint64_t>(in.gcount()) != header_len) throw not_safetensors(path, "the file ends inside its header");
+    nlohmann::json header;
+    try {
+        header = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw not_safetensors(path, std::string("its header is not JSON (") + e.what() + ")");
+    }
+    if (!header.is_object()) throw not_safetensors(path, "its header is not a JSON object");
+    return header;
+}
+
+// An entry's "shape": at most 64 non-negative whole numbers, into e.shape and e.count.
+// `where` ("tensor 'NAME': ") starts each message.
+void read_shape(const std::string& path, const std::string& where, const nlohmann::json& shape_json, TensorEntry& e) {
+    if (!shape_json.is_array()) throw not_safetensors(path, where + "shape is not an array");
+    if (shape_json.size() > 64) {
+        throw not_safetensors(path, where + "shape has " + std::to_string(shape_json.size()) + " dimensions");
+    }
+    for (const auto& d : shape_json)  // first all numbers, so the message below may print the shape
+        if (!d.is_number_unsigned()) throw not_safetensors(path, where + "shape has a non-integer or negative dimension");
+    // The product of the non-zero dimensions bounds every stride: check it without overflow,
+    // so even a zero-element tensor cannot carry an absurd dimension into xtensor.
+    uint64_t nonzero_product = 1;
+    bool has_zero = false;
+    for (const auto& d : shape_json) {
+        const uint64_t dim = d.get<uint64_t>();
+        if (dim == 0) {
+            has_zero = true;
+        } else if (dim > kMaxElements / nonzero_product) {
+            throw not_safetensors(path, where + "shape " + shape_json.dump() + " is impossibly large");
+        } else {
+            nonzero_product *= dim;
+        }
+        e.shape.push_back(static_cast<size_t>(dim));
+    }
+    e.count = has_zero ? 0 : nonzero_product;
+}
+
+// An entry's "data_offsets" [begin, end], into e.begin and e.end: within the data, and exactly
+// e.count elements of `width` bytes.
+void read_offsets(const std::string& path, const std::string& where, const nlohmann::json& offsets,
+                  uint64_t data_size, size_t width, TensorEntry& e) {
+    if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
+        !offsets[1].is_number_unsigned()) {
+        throw not_safetensors(path, where + "data_offsets must be two non-negative integers");
+    }
+    e.begin = offsets[0].get<uint64_t>();
+    e.end = offsets[1].get<uint64_t>();
+    if (e.begin > e.end || e.end > data_size) {
+        throw not_safetensors(path, where + "data_offsets [" + std::to_string(e.begin) + ", " +
+                                        std::to_string(e.end) + "] fall outside the " + std::to_string(data_size) +
+                                        " data bytes");
+    }
+    if (e.end - e.begin != e.count * width) {  // count <= 2^48, width <= 8: no overflow
+        throw not_safetensors(path, where + "data_offsets cover " + std::to_string(e.end - e.begin) +
+                                        " bytes but shape and " + e.dtype + " need " + std::to_string(e.count * width));
+    }
+}
+
+// One header entry, {"dtype", "shape", "data_offsets"}, checked in that order.
+TensorEntry read_entry(const std::string& path, const std::string& name, const nlohmann::json& info,
+                       uint64_t data_size) {
+    const std::string where = "tensor '" + name + "': ";
+    if (!info.is_object() || !info.contains("dtype") || !info.contains("shape") || !info.contains("data_offsets")) {
+        throw not_safetensors(path, where + "needs dtype, shape and data_offsets");
+    }
+    TensorEntry e;
+    e.name = name;
+    if (!info["dtype"].is_string()) throw not_safetensors(path, where + "dtype is not a string");
+    e.dtype = info["dtype"].get<std::string>();
+    const size_t width = dtype_width(e.dtype);
+    if (width == 0) throw not_safetensors(path, where + "dtype " + e.dtype + " is not a safetensors dtype");
+    read_shape(path, where, info["shape"], e);
+    read_offsets(path, where, info["data_offsets"], data_size, width, e);
+    return e;
+}
+
+// The data ranges must lie back to back: no byte read as two tensors, none belonging to none.
+// `entries` sorted by their data.
+void check_back_to_back(const std::string& path, const std::vector<TensorEntry>& entries, uint64_t data_size) {
+    uint64_t at = 0;
+    const TensorEntry* previous = nullptr;
+    for (const TensorEntry& e : entries) {
+        if (e.begin < at) {
+            throw not_safetensors(path, "tensors '" + previous->name + "' and '" + e.name + "' overlap (data bytes [" +
+                                            std::to_string(previous->begin) + ", " + std::to_string(previous->end) +
+                                            ") and [" + std::to_string(e.begin) + ", " + std::to_string(e.end) + "))");
+        }
+        if (e.begin > at) {
+            throw not_safetensors(path, "data bytes [" + std::to_string(at) + ", " + std::to_string(e.begin) +
+                                            ") belong to no tensor (tensor '" + e.name + "' starts at " +
+                                            std::to_string(e.begin) + ")");
+        }
+        at = e.end;
+        previous = &e;
+    }
+    if (at != data_size) {
+        throw not_safetensors(path, "the last " + std::to_string(data_size - at) + " of its " +
+                                        std::to_string(data_size) + " data bytes belong to no tensor");
+    }
+}
 }  // namespace
 
 float half_to_float(uint16_t h) {
@@ -93,112 +221,24 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
     const uint64_t file_size = check_regular_file(
         path, "model weights", std::numeric_limits<uint64_t>::max(),
         "check the path, or pass --model DIR with a folder holding model.safetensors");
-    const auto bad = [&](const std::string& problem) {
-        return Error("'" + path + "' is not a valid safetensors file: " + problem, kWeightsFix);
-    };
     in_.open(path, std::ios::binary);
     if (!in_) {
         throw Error("cannot open model weights '" + path + "'",
                     "check the path, or pass --model DIR with a folder holding model.safetensors");
     }
-    if (file_size < 8) throw bad("it is shorter than the 8-byte header length");
-    unsigned char len[8];
-    in_.read(reinterpret_cast<char*>(len), 8);
-    if (in_.gcount() != 8) throw bad("it is shorter than the 8-byte header length");
-    uint64_t header_len = 0;
-    for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | len[i];
-    if (header_len > kMaxHeader || header_len > file_size - 8) {
-        throw bad("header length " + std::to_string(header_len) + " is larger than the file (" +
-                  std::to_string(file_size) + " bytes)" +
-                  (header_len > kMaxHeader ? " or the format's 100 MB limit" : ""));
-    }
-    std::string text(static_cast<size_t>(header_len), '\0');  // checked against the file above
-    in_.read(text.data(), static_cast<std::streamsize>(header_len));
-    if (static_cast<uint64_t>(in_.gcount()) != header_len) throw bad("the file ends inside its header");
-    nlohmann::json header;
-    try {
-        header = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        throw bad(std::string("its header is not JSON (") + e.what() + ")");
-    }
-    if (!header.is_object()) throw bad("its header is not a JSON object");
+    const uint64_t header_len = read_header_length(in_, path, file_size);
+    const nlohmann::json header = read_header_json(in_, path, header_len);
     data_start_ = 8 + header_len;
     const uint64_t data_size = file_size - data_start_;
-
     for (const auto& [name, info] : header.items()) {
         if (name == "__metadata__") continue;
-        const std::string where = "tensor '" + name + "': ";
-        if (!info.is_object() || !info.contains("dtype") || !info.contains("shape") ||
-            !info.contains("data_offsets")) {
-            throw bad(where + "needs dtype, shape and data_offsets");
-        }
-        TensorEntry e;
-        e.name = name;
-        if (!info["dtype"].is_string()) throw bad(where + "dtype is not a string");
-        e.dtype = info["dtype"].get<std::string>();
-        const size_t width = dtype_width(e.dtype);
-        if (width == 0) throw bad(where + "dtype " + e.dtype + " is not a safetensors dtype");
-        const auto& shape_json = info["shape"];
-        if (!shape_json.is_array()) throw bad(where + "shape is not an array");
-        if (shape_json.size() > 64) throw bad(where + "shape has " + std::to_string(shape_json.size()) + " dimensions");
-        for (const auto& d : shape_json)  // first all numbers, so the message below may print the shape
-            if (!d.is_number_unsigned()) throw bad(where + "shape has a non-integer or negative dimension");
-        // The product of the non-zero dimensions bounds every stride: check it without overflow,
-        // so even a zero-element tensor cannot carry an absurd dimension into xtensor.
-        uint64_t nonzero_product = 1;
-        bool has_zero = false;
-        for (const auto& d : shape_json) {
-            const uint64_t dim = d.get<uint64_t>();
-            if (dim == 0) {
-                has_zero = true;
-            } else if (dim > kMaxElements / nonzero_product) {
-                throw bad(where + "shape " + shape_json.dump() + " is impossibly large");
-            } else {
-                nonzero_product *= dim;
-            }
-            e.shape.push_back(static_cast<size_t>(dim));
-        }
-        e.count = has_zero ? 0 : nonzero_product;
-        const auto& offsets = info["data_offsets"];
-        if (!offsets.is_array() || offsets.size() != 2 || !offsets[0].is_number_unsigned() ||
-            !offsets[1].is_number_unsigned()) {
-            throw bad(where + "data_offsets must be two non-negative integers");
-        }
-        e.begin = offsets[0].get<uint64_t>();
-        e.end = offsets[1].get<uint64_t>();
-        if (e.begin > e.end || e.end > data_size) {
-            throw bad(where + "data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
-                      "] fall outside the " + std::to_string(data_size) + " data bytes");
-        }
-        if (e.end - e.begin != e.count * width) {  // count <= 2^48, width <= 8: no overflow
-            throw bad(where + "data_offsets cover " + std::to_string(e.end - e.begin) + " bytes but shape and " +
-                      e.dtype + " need " + std::to_string(e.count * width));
-        }
-        entries_.push_back(std::move(e));
+        entries_.push_back(read_entry(path, name, info, data_size));
     }
-    // The data ranges must lie back to back: no byte read as two tensors, none belonging to none.
+    // In the order of their data (entries()), which check_back_to_back walks.
     std::sort(entries_.begin(), entries_.end(), [](const TensorEntry& a, const TensorEntry& b) {
         return a.begin != b.begin ? a.begin < b.begin : a.end < b.end;
     });
-    uint64_t at = 0;
-    const TensorEntry* previous = nullptr;
-    for (const TensorEntry& e : entries_) {
-        if (e.begin < at) {
-            throw bad("tensors '" + previous->name + "' and '" + e.name + "' overlap (data bytes [" +
-                      std::to_string(previous->begin) + ", " + std::to_string(previous->end) + ") and [" +
-                      std::to_string(e.begin) + ", " + std::to_string(e.end) + "))");
-        }
-        if (e.begin > at) {
-            throw bad("data bytes [" + std::to_string(at) + ", " + std::to_string(e.begin) +
-                      ") belong to no tensor (tensor '" + e.name + "' starts at " + std::to_string(e.begin) + ")");
-        }
-        at = e.end;
-        previous = &e;
-    }
-    if (at != data_size) {
-        throw bad("the last " + std::to_string(data_size - at) + " of its " + std::to_string(data_size) +
-                  " data bytes belong to no tensor");
-    }
+    check_back_to_back(path, entries_, data_size);
 }
 
 const TensorEntry* SafetensorsFile::find(const std::string& name) const {
@@ -309,25 +349,29 @@ TensorMap load_safetensors(const std::string& path) {
 
 void set_load_notes(std::ostream* out) { g_notes = out; }
 
-TensorMap load_gpt2_tensors(const std::string& path, const ModelConfig& config) {
-    return load_gpt2_weights(path, config, WeightDtype::F32).tensors;
-}
+namespace {
 
-Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config, std::optional<WeightDtype> dtype) {
-    SafetensorsFile file(path);
-    const std::string same_model = "config.json and model.safetensors must describe the same model";
-    // The file's tensors by their name without Hugging Face's "transformer." prefix.
-    std::map<std::string, const TensorEntry*> by_name;
+const std::string kSameModel = "config.json and model.safetensors must describe the same model";
+
+using EntryByName = std::map<std::string, const TensorEntry*>;
+
+// The file's tensors by their name without Hugging Face's "transformer." prefix.
+EntryByName by_plain_name(const SafetensorsFile& file) {
+    EntryByName by_name;
     for (const TensorEntry& e : file.entries()) {
         const std::string plain = e.name.rfind("transformer.", 0) == 0 ? e.name.substr(12) : e.name;
         if (!by_name.emplace(plain, &e).second) {
-            throw Error("'" + path + "' holds tensor '" + plain + "' twice (with and without 'transformer.')",
+            throw Error("'" + file.path() + "' holds tensor '" + plain + "' twice (with and without 'transformer.')",
                         kWeightsFix);
         }
     }
-    // 1. Every tensor the model needs: present, of config.json's shape, in a dtype we read.
-    const std::vector<TensorSpec> schema = gpt2_tensor_schema(config);
-    std::map<std::string, const TensorEntry*> wanted;
+    return by_name;
+}
+
+// Every tensor the model needs: present, of config.json's shape, in a dtype we read. Each found is
+// taken out of `by_name` (which keeps the rest); returns them by schema name.
+EntryByName take_schema_tensors(const std::string& path, const std::vector<TensorSpec>& schema, EntryByName& by_name) {
+    EntryByName wanted;
     for (const TensorSpec& spec : schema) {
         const auto it = by_name.find(spec.name);
         if (it == by_name.end()) {
@@ -338,7 +382,7 @@ Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config
         if (e.shape != spec.shape) {
             throw Error("tensor '" + spec.name + "' has shape " + shape_text(e.shape) + " but config.json implies " +
                             shape_text(spec.shape),
-                        same_model);
+                        kSameModel);
         }
         if (!e.readable()) {
             throw Error("'" + path + "': tensor '" + e.name + "' has dtype " + e.dtype +
@@ -348,38 +392,54 @@ Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config
         wanted.emplace(spec.name, &e);
         by_name.erase(it);
     }
-    // 2. The rest: the causal-mask buffers and a tied lm_head are skipped; anything else is named.
-    std::vector<std::string> skipped, unused;
-    const TensorEntry* lm_head = nullptr;
-    long long last_block = -1;
-    for (const auto& [plain, e] : by_name) {
-        // "h.N.rest": a block's tensor (parsed by hand: std::regex recurses per character, and a
-        // name may be megabytes long)
-        std::string rest;
-        if (plain.rfind("h.", 0) == 0) {
-            size_t i = 2;
-            long long n = 0;
-            while (i < plain.size() && i < 11 && plain[i] >= '0' && plain[i] <= '9') n = n * 10 + (plain[i++] - '0');
-            if (i > 2 && i < plain.size() && plain[i] == '.') {
-                last_block = std::max(last_block, n);
-                rest = plain.substr(i + 1);
-            }
-        }
-        if (rest == "attn.bias" || rest == "attn.masked_bias") {
-            skipped.push_back(e->name + " (" + e->dtype + " " + shape_text(e->shape) + ", a causal mask)");
+    return wanted;
+}
+
+// "h.N.rest", a block's tensor: rest, with N raised into `last_block`; "" for any other name.
+// (Parsed by hand: std::regex recurses per character, and a name may be megabytes long.)
+std::string block_tensor(const std::string& plain, long long& last_block) {
+    if (plain.rfind("h.", 0) != 0) return "";
+    size_t i = 2;
+    long long n = 0;
+    while (i < plain.size() && i < 11 && plain[i] >= '0' && plain[i] <= '9') n = n * 10 + (plain[i++] - '0');
+    if (!(i > 2 && i < plain.size() && plain[i] == '.')) return "";
+    last_block = std::max(last_block, n);
+    return plain.substr(i + 1);
+}
+
+// The file's tensors outside the schema, classified by the rule: the causal-mask buffers and a tied
+// lm_head are skipped; anything else is unused (an error naming it).
+struct Leftovers {
+    std::vector<std::string> skipped, unused;  // as the note and the error name them
+    const TensorEntry* lm_head = nullptr;       // to check equal to wte.weight
+    long long last_block = -1;                  // the highest N of any "h.N." tensor
+};
+
+Leftovers classify_leftovers(const EntryByName& rest, const EntryByName& wanted) {
+    Leftovers out;
+    for (const auto& [plain, e] : rest) {
+        const std::string part = block_tensor(plain, out.last_block);
+        if (part == "attn.bias" || part == "attn.masked_bias") {
+            out.skipped.push_back(e->name + " (" + e->dtype + " " + shape_text(e->shape) + ", a causal mask)");
         } else if (plain == "lm_head.weight" && e->shape == wanted.at("wte.weight")->shape && e->readable()) {
-            lm_head = e;
-            skipped.push_back(e->name + " (checked equal to wte.weight: GPT-2 ties them)");
+            out.lm_head = e;
+            out.skipped.push_back(e->name + " (checked equal to wte.weight: GPT-2 ties them)");
         } else {
-            unused.push_back(e->name);
+            out.unused.push_back(e->name);
         }
     }
-    if (last_block >= config.n_layer) {
-        throw Error("'" + path + "' holds blocks h.0 to h." + std::to_string(last_block) + " (" +
-                        std::to_string(last_block + 1) + " layers) but config.json says n_layer " +
+    return out;
+}
+
+// No block beyond n_layer, no tensor a GPT-2 does not use (the first five named).
+void check_leftovers(const std::string& path, const ModelConfig& config, const Leftovers& rest) {
+    if (rest.last_block >= config.n_layer) {
+        throw Error("'" + path + "' holds blocks h.0 to h." + std::to_string(rest.last_block) + " (" +
+                        std::to_string(rest.last_block + 1) + " layers) but config.json says n_layer " +
                         std::to_string(config.n_layer),
-                    same_model + ": set n_layer to " + std::to_string(last_block + 1) + " in config.json");
+                    kSameModel + ": set n_layer to " + std::to_string(rest.last_block + 1) + " in config.json");
     }
+    const std::vector<std::string>& unused = rest.unused;
     if (!unused.empty()) {
         std::string names;
         for (size_t i = 0; i < unused.size() && i < 5; ++i) names += (i ? ", '" : "'") + unused[i] + "'";
@@ -388,18 +448,24 @@ Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config
                         (unused.size() > 1 ? "s" : "") + " a GPT-2 does not use: " + names,
                     "decodebook reads GPT-2 checkpoints (GPT2LMHeadModel); check that these weights are a GPT-2's");
     }
-    // 3. The held matrices' dtype: the one asked for, else the checkpoint's own.
-    Gpt2Weights out;
-    std::map<std::string, bool> held;  // schema name -> a matrix kept in out.dtype
+}
+
+// The checkpoint's own dtype for the held matrices: F16 when every one is stored F16, else F32.
+WeightDtype checkpoint_dtype(const std::vector<TensorSpec>& schema, const EntryByName& wanted) {
     bool all_f16 = true;
-    for (const TensorSpec& spec : schema) {
-        held[spec.name] = spec.held;
+    for (const TensorSpec& spec : schema)
         if (spec.held) all_f16 &= wanted.at(spec.name)->dtype == "F16";
-    }
-    out.dtype = dtype ? *dtype : all_f16 ? WeightDtype::F16 : WeightDtype::F32;
-    // 4. Read, in the file's order, straight into the tensors' final memory.
+    return all_f16 ? WeightDtype::F16 : WeightDtype::F32;
+}
+
+// Read, in the file's order, straight into the tensors' final memory: a held matrix in out.dtype,
+// every other tensor in float32.
+void read_wanted(SafetensorsFile& file, const std::vector<TensorSpec>& schema, const EntryByName& wanted,
+                 Gpt2Weights& out) {
+    std::map<std::string, bool> held;  // schema name -> a matrix kept in out.dtype
+    for (const TensorSpec& spec : schema) held[spec.name] = spec.held;
     for (const TensorEntry& e : file.entries()) {
-        for (auto& [name, entry] : wanted) {
+        for (const auto& [name, entry] : wanted) {
             if (entry != &e) continue;
             if (held.at(name) && out.dtype == WeightDtype::F16) {
                 HalfVector bits(static_cast<size_t>(e.count));
@@ -410,26 +476,53 @@ Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config
             }
         }
     }
-    if (lm_head) {  // compare chunk by chunk, both read from the file: never a second V x C copy
-        const TensorEntry& wte = *wanted.at("wte.weight");
-        std::vector<float> chunk(static_cast<size_t>(std::min<uint64_t>(lm_head->count, kChunk))), ours(chunk.size());
-        for (uint64_t at = 0; at < lm_head->count; at += chunk.size()) {
-            const uint64_t n = std::min<uint64_t>(chunk.size(), lm_head->count - at);
-            file.read(*lm_head, chunk.data(), at, n);
-            file.read(wte, ours.data(), at, n);
-            if (!std::equal(chunk.begin(), chunk.begin() + static_cast<long>(n), ours.begin())) {
-                throw Error("'" + path + "': " + lm_head->name + " differs from wte.weight, but decodebook's GPT-2 "
-                                "ties its output layer to the token embedding",
-                            "use a GPT-2 checkpoint (its lm_head.weight is wte.weight)");
-            }
+}
+
+// lm_head must equal wte: compare chunk by chunk, both read from the file: never a second V x C copy.
+void check_tied(SafetensorsFile& file, const std::string& path, const TensorEntry& lm_head, const TensorEntry& wte) {
+    std::vector<float> chunk(static_cast<size_t>(std::min<uint64_t>(lm_head.count, kChunk))), ours(chunk.size());
+    for (uint64_t at = 0; at < lm_head.count; at += chunk.size()) {
+        const uint64_t n = std::min<uint64_t>(chunk.size(), lm_head.count - at);
+        file.read(lm_head, chunk.data(), at, n);
+        file.read(wte, ours.data(), at, n);
+        if (!std::equal(chunk.begin(), chunk.begin() + static_cast<long>(n), ours.begin())) {
+            throw Error("'" + path + "': " + lm_head.name + " differs from wte.weight, but decodebook's GPT-2 "
+                            "ties its output layer to the token embedding",
+                        "use a GPT-2 checkpoint (its lm_head.weight is wte.weight)");
         }
     }
-    if (g_notes && !skipped.empty()) {
-        *g_notes << "note: " << path << ": skipped " << skipped.size() << " tensor" << (skipped.size() > 1 ? "s" : "")
-                 << " the model does not read:";
-        for (const std::string& s : skipped) *g_notes << " " << s << ";";
-        *g_notes << std::endl;
-    }
+}
+
+// One line on the load notes naming every skipped tensor.
+void note_skipped(std::ostream& notes, const std::string& path, const std::vector<std::string>& skipped) {
+    notes << "note: " << path << ": skipped " << skipped.size() << " tensor" << (skipped.size() > 1 ? "s" : "")
+          << " the model does not read:";
+    for (const std::string& s : skipped) notes << " " << s << ";";
+    notes << std::endl;
+}
+
+}  // namespace
+
+TensorMap load_gpt2_tensors(const std::string& path, const ModelConfig& config) {
+    return load_gpt2_weights(path, config, WeightDtype::F32).tensors;
+}
+
+Gpt2Weights load_gpt2_weights(const std::string& path, const ModelConfig& config, std::optional<WeightDtype> dtype) {
+    SafetensorsFile file(path);
+    EntryByName by_name = by_plain_name(file);
+    // 1. Every tensor the model needs: present, of config.json's shape, in a dtype we read.
+    const std::vector<TensorSpec> schema = gpt2_tensor_schema(config);
+    const EntryByName wanted = take_schema_tensors(path, schema, by_name);
+    // 2. The rest: the causal-mask buffers and a tied lm_head are skipped; anything else is named.
+    const Leftovers rest = classify_leftovers(by_name, wanted);
+    check_leftovers(path, config, rest);
+    // 3. The held matrices' dtype: the one asked for, else the checkpoint's own.
+    Gpt2Weights out;
+    out.dtype = dtype ? *dtype : checkpoint_dtype(schema, wanted);
+    // 4. Read, in the file's order, straight into the tensors' final memory.
+    read_wanted(file, schema, wanted, out);
+    if (rest.lm_head) check_tied(file, path, *rest.lm_head, *wanted.at("wte.weight"));
+    if (g_notes && !rest.skipped.empty()) note_skipped(*g_notes, path, rest.skipped);
     return out;
 }
 

@@ -30,6 +30,135 @@ std::string read_text(const std::string& path) {
                            "the model folder needs vocab.json and merges.txt (GPT-2 format); pass --model DIR");
 }
 
+// vocab.json parsed: it must be a non-empty JSON object of token -> id.
+nlohmann::json read_vocab_json(const std::string& vocab_path) {
+    nlohmann::json vocab;
+    try {
+        vocab = nlohmann::json::parse(read_text(vocab_path));
+    } catch (const nlohmann::json::exception& e) {
+        throw Error("'" + vocab_path + "' is not valid JSON (" + e.what() + ")", "re-export the tokenizer");
+    }
+    if (!vocab.is_object() || vocab.empty()) {
+        throw Error("'" + vocab_path + "' is not a JSON object of token -> id", "re-export the tokenizer");
+    }
+    return vocab;
+}
+
+// One token as written in vocab.json (GPT-2 byte symbols) to its raw bytes, through `symbol_byte`,
+// the inverse of GPT-2's byte map (symbol string -> byte).
+std::string symbols_to_bytes(const std::string& token,
+                             const std::unordered_map<std::string, unsigned char>& symbol_byte,
+                             const std::string& vocab_path) {
+    std::string raw;
+    for (size_t i = 0; i < token.size();) {
+        const Utf8Step step = utf8_step(std::string_view(token).substr(i));
+        const auto it = symbol_byte.find(token.substr(i, step.length));
+        if (!step.valid || it == symbol_byte.end()) {
+            throw Error("'" + vocab_path + "': token '" + token + "' is not made of GPT-2 byte symbols",
+                        "use a GPT-2 byte-level BPE vocabulary");
+        }
+        raw += static_cast<char>(it->second);
+        i += step.length;
+    }
+    return raw;
+}
+
+// vocab.json as read.
+struct VocabFile {
+    std::vector<std::string> bytes;              // id -> raw bytes (<|endoftext|>: its name)
+    std::unordered_map<std::string, int> id_of;  // token as written -> id
+    int eot_id = -1;                             // id of <|endoftext|>, or -1
+};
+
+// vocab.json: the ids are 0..N-1, each once; every token but <|endoftext|> is made of GPT-2 byte
+// symbols (`symbols`: each byte's symbol string).
+VocabFile read_vocab(const std::string& vocab_path, const std::vector<std::string>& symbols) {
+    const nlohmann::json vocab = read_vocab_json(vocab_path);
+    // Symbol string -> raw bytes, through the inverse of GPT-2's byte map.
+    std::unordered_map<std::string, unsigned char> symbol_byte;
+    for (int b = 0; b < 256; ++b) symbol_byte[symbols[b]] = static_cast<unsigned char>(b);
+    VocabFile v;
+    v.bytes.assign(vocab.size(), std::string());
+    std::vector<bool> seen(vocab.size(), false);
+    for (const auto& [token, id_json] : vocab.items()) {
+        if (!id_json.is_number_integer() || id_json.get<long long>() < 0 ||
+            id_json.get<long long>() >= static_cast<long long>(vocab.size()) || seen[id_json.get<size_t>()]) {
+            throw Error("'" + vocab_path + "': token '" + token + "' has a bad or duplicate id",
+                        "ids must be 0..N-1, each once");
+        }
+        const int id = id_json.get<int>();
+        seen[static_cast<size_t>(id)] = true;
+        v.id_of[token] = id;
+        if (token == kEndOfText) {
+            v.eot_id = id;
+            v.bytes[static_cast<size_t>(id)] = token;
+            continue;
+        }
+        v.bytes[static_cast<size_t>(id)] = symbols_to_bytes(token, symbol_byte, vocab_path);
+    }
+    return v;
+}
+
+// byte -> id of its single-byte token (`symbols`: each byte's symbol string). A byte-level BPE
+// vocabulary holds all 256.
+void find_byte_ids(const std::vector<std::string>& symbols, const std::unordered_map<std::string, int>& id_of,
+                   const std::string& vocab_path, int (&byte_id)[256]) {
+    for (int b = 0; b < 256; ++b) {
+        const auto it = id_of.find(symbols[b]);
+        if (it == id_of.end()) {
+            throw Error("'" + vocab_path + "' lacks the single-byte token for byte " + std::to_string(b),
+                        "a byte-level BPE vocabulary must hold all 256 bytes");
+        }
+        byte_id[b] = it->second;
+    }
+}
+
+// merges.txt: one merge 'left right' a line, ranked in file order (a repeated pair keeps its first
+// rank), an optional '#version' first line and blank lines skipped. (left, right) -> (rank, merged).
+std::map<std::pair<int, int>, std::pair<int, int>> read_merges(const std::string& merges_path,
+                                                               const std::unordered_map<std::string, int>& id_of) {
+    std::map<std::pair<int, int>, std::pair<int, int>> ranked;
+    std::istringstream merges(read_text(merges_path));
+    std::string line;
+    int rank = 0, line_no = 0;
+    while (std::getline(merges, line)) {
+        ++line_no;
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty() || (line_no == 1 && line.rfind("#version", 0) == 0)) continue;
+        const size_t space = line.find(' ');
+        if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
+            throw Error("'" + merges_path + "' line " + std::to_string(line_no) + " is not 'left right'",
+                        "each merge line holds two symbols separated by one space");
+        }
+        const std::string left = line.substr(0, space), right = line.substr(space + 1);
+        const auto l = id_of.find(left), r = id_of.find(right), m = id_of.find(left + right);
+        if (l == id_of.end() || r == id_of.end() || m == id_of.end()) {
+            throw Error("'" + merges_path + "' line " + std::to_string(line_no) + " uses a token missing from vocab.json",
+                        "vocab.json and merges.txt must come from the same tokenizer");
+        }
+        ranked.try_emplace({l->second, r->second}, rank++, m->second);
+    }
+    if (ranked.empty()) {
+        throw Error("'" + merges_path + "' holds no merges",
+                    "a GPT-2 merges.txt lists one merge per line ('left right'); re-export the tokenizer");
+    }
+    return ranked;
+}
+
+// The model's own size: a smaller vocabulary fails mid-generation, a larger one feeds the model
+// ids it has no embedding for. (A folder without config.json is a tokenizer alone: nothing to match.)
+void check_model_vocab_size(const std::string& model_dir, const std::string& vocab_path, int vocab_size) {
+    const std::string config_path = model_dir + "/config.json";
+    std::error_code ec;
+    if (!std::filesystem::exists(config_path, ec)) return;
+    const ModelConfig config = load_config(config_path);
+    if (config.vocab_size != vocab_size) {
+        throw Error("'" + vocab_path + "' holds " + std::to_string(vocab_size) + " tokens but config.json's "
+                        "vocab_size is " + std::to_string(config.vocab_size),
+                    "vocab.json, merges.txt and config.json must come from the same model");
+    }
+}
+
 }  // namespace
 
 std::vector<std::string> gpt2_byte_symbols() {
@@ -53,98 +182,20 @@ Tokenizer::~Tokenizer() = default;
 Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 
+// Files in this order: vocab.json, merges.txt, then config.json's vocab_size (where there is one).
 Tokenizer Tokenizer::load(const std::string& model_dir) {
     Tokenizer t;
     const std::string vocab_path = model_dir + "/vocab.json";
-    const std::string merges_path = model_dir + "/merges.txt";
-    nlohmann::json vocab;
-    try {
-        vocab = nlohmann::json::parse(read_text(vocab_path));
-    } catch (const nlohmann::json::exception& e) {
-        throw Error("'" + vocab_path + "' is not valid JSON (" + e.what() + ")", "re-export the tokenizer");
-    }
-    if (!vocab.is_object() || vocab.empty()) {
-        throw Error("'" + vocab_path + "' is not a JSON object of token -> id", "re-export the tokenizer");
-    }
-    // Symbol string -> raw bytes, through the inverse of GPT-2's byte map.
     const std::vector<std::string> symbols = gpt2_byte_symbols();
-    std::unordered_map<std::string, unsigned char> symbol_byte;
-    for (int b = 0; b < 256; ++b) symbol_byte[symbols[b]] = static_cast<unsigned char>(b);
-    t.vocab_.bytes.assign(vocab.size(), std::string());
-    std::vector<bool> seen(vocab.size(), false);
-    std::unordered_map<std::string, int> id_of;
-    for (const auto& [token, id_json] : vocab.items()) {
-        if (!id_json.is_number_integer() || id_json.get<long long>() < 0 ||
-            id_json.get<long long>() >= static_cast<long long>(vocab.size()) || seen[id_json.get<size_t>()]) {
-            throw Error("'" + vocab_path + "': token '" + token + "' has a bad or duplicate id",
-                        "ids must be 0..N-1, each once");
-        }
-        const int id = id_json.get<int>();
-        seen[static_cast<size_t>(id)] = true;
-        id_of[token] = id;
-        if (token == kEndOfText) {
-            t.eot_id_ = id;
-            t.vocab_.bytes[static_cast<size_t>(id)] = token;
-            t.vocab_.special = {id};
-            continue;
-        }
-        std::string raw;
-        for (size_t i = 0; i < token.size();) {
-            const Utf8Step step = utf8_step(std::string_view(token).substr(i));
-            const auto it = symbol_byte.find(token.substr(i, step.length));
-            if (!step.valid || it == symbol_byte.end()) {
-                throw Error("'" + vocab_path + "': token '" + token + "' is not made of GPT-2 byte symbols",
-                            "use a GPT-2 byte-level BPE vocabulary");
-            }
-            raw += static_cast<char>(it->second);
-            i += step.length;
-        }
-        t.vocab_.bytes[static_cast<size_t>(id)] = raw;
+    VocabFile vocab = read_vocab(vocab_path, symbols);
+    t.vocab_.bytes = std::move(vocab.bytes);
+    if (vocab.eot_id >= 0) {
+        t.eot_id_ = vocab.eot_id;
+        t.vocab_.special = {vocab.eot_id};
     }
-    for (int b = 0; b < 256; ++b) {
-        const auto it = id_of.find(symbols[b]);
-        if (it == id_of.end()) {
-            throw Error("'" + vocab_path + "' lacks the single-byte token for byte " + std::to_string(b),
-                        "a byte-level BPE vocabulary must hold all 256 bytes");
-        }
-        t.byte_id_[b] = it->second;
-    }
-    std::istringstream merges(read_text(merges_path));
-    std::string line;
-    int rank = 0, line_no = 0;
-    while (std::getline(merges, line)) {
-        ++line_no;
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.empty() || (line_no == 1 && line.rfind("#version", 0) == 0)) continue;
-        const size_t space = line.find(' ');
-        if (space == std::string::npos || line.find(' ', space + 1) != std::string::npos) {
-            throw Error("'" + merges_path + "' line " + std::to_string(line_no) + " is not 'left right'",
-                        "each merge line holds two symbols separated by one space");
-        }
-        const std::string left = line.substr(0, space), right = line.substr(space + 1);
-        const auto l = id_of.find(left), r = id_of.find(right), m = id_of.find(left + right);
-        if (l == id_of.end() || r == id_of.end() || m == id_of.end()) {
-            throw Error("'" + merges_path + "' line " + std::to_string(line_no) + " uses a token missing from vocab.json",
-                        "vocab.json and merges.txt must come from the same tokenizer");
-        }
-        t.merges_.try_emplace({l->second, r->second}, rank++, m->second);
-    }
-    if (t.merges_.empty()) {
-        throw Error("'" + merges_path + "' holds no merges",
-                    "a GPT-2 merges.txt lists one merge per line ('left right'); re-export the tokenizer");
-    }
-    // The model's own size: a smaller vocabulary fails mid-generation, a larger one feeds the model
-    // ids it has no embedding for. (A folder without config.json is a tokenizer alone: nothing to match.)
-    const std::string config_path = model_dir + "/config.json";
-    std::error_code ec;
-    if (std::filesystem::exists(config_path, ec)) {
-        const ModelConfig config = load_config(config_path);
-        if (config.vocab_size != t.vocab_size()) {
-            throw Error("'" + vocab_path + "' holds " + std::to_string(t.vocab_size()) + " tokens but config.json's "
-                            "vocab_size is " + std::to_string(config.vocab_size),
-                        "vocab.json, merges.txt and config.json must come from the same model");
-        }
-    }
+    find_byte_ids(symbols, vocab.id_of, vocab_path, t.byte_id_);
+    t.merges_ = read_merges(model_dir + "/merges.txt", vocab.id_of);
+    check_model_vocab_size(model_dir, vocab_path, t.vocab_size());
     int err = 0;
     PCRE2_SIZE offset = 0;
     t.regex_ = std::make_unique<Regex>();
