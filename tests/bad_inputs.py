@@ -180,6 +180,14 @@ def existing_file(tmp):
     return [path]
 
 
+def deep_schema(tmp):
+    """A JSON schema of 10,000 nested arrays (240 KB): it used to overflow the converter's stack."""
+    path = os.path.join(tmp, "deep.json")
+    with open(path, "w") as f:
+        f.write('{"type": "array", "items": ' * 10000 + '{"type": "integer"}' + "}" * 10000)
+    return ["--json-schema", path]
+
+
 LONG_PROMPT = " ".join(["cat"] * 245)  # 246 tokens with the embedded tokenizer: fits 256 with -n 1
 
 CASES = [
@@ -336,6 +344,10 @@ CHAPTER10_BAD = [
 for _what, _args, _first, _fix in CHAPTER10_BAD:
     for _program in ("decodebook-generate", "chapter-02", "chapter-04"):
         CASES.append(Case("22 %s: %s" % (_program, _what), 22, _program, _args, 2, _first, fix=_fix))
+for program in ("decodebook-generate", "chapter-09"):  # issue 42 item 1: exit 139 before
+    CASES.append(Case(f"42 {program} refuses a schema nested 10,000 deep", 42, program, [], 2,
+                      r"^error: the JSON schema .*deep.json nests objects and arrays more than 128 levels deep$",
+                      fix=r"^  fix: flatten the schema: at most 128 levels of nesting are supported$", setup=deep_schema))
 CASES.append(Case("22 REPL :set typical-p 1.5", 22, "decodebook-generate", ["--interactive"], 0, None,
                   stdin=":set typical-p 1.5\n:quit\n",
                   check_stdout=r"error: typical_p = 1.5 is invalid: it must be in \(0, 1\] \(1 = off\)"))

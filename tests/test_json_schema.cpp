@@ -729,7 +729,7 @@ TEST_CASE("number bounds at zero follow the sign of the value", "[json-schema]")
 }
 
 TEST_CASE("a pattern writes what it matches as nlohmann dump does", "[json-schema]") {
-    // ^.x\s$: any character but a newline, x, then ASCII whitespace; each written the one way
+    // ^.x\s$: any character but a line terminator, x, then ASCII whitespace; each written the one way
     // json::dump writes it (a quote as \", a tab as \t, U+0001 as \u0001)
     const Matcher m(json_schema_regex(ojson::parse(R"({"pattern": "^.x\\s$"})")));
     const Matcher negated(json_schema_regex(ojson::parse(R"({"pattern": "^[^a-c]$"})")));
@@ -738,8 +738,8 @@ TEST_CASE("a pattern writes what it matches as nlohmann dump does", "[json-schem
         if (cp < 0x80) ch = std::string(1, char(cp));
         else ch = {char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
         INFO(cp);
-        CHECK(m.matches(nlohmann::json(ch + "x ").dump()) == (cp != '\n'));
-        CHECK(m.matches(nlohmann::json(ch + "x\n").dump()) == (cp != '\n'));
+        CHECK(m.matches(nlohmann::json(ch + "x ").dump()) == (cp != '\n' && cp != '\r'));
+        CHECK(m.matches(nlohmann::json(ch + "x\n").dump()) == (cp != '\n' && cp != '\r'));
         CHECK(m.matches(nlohmann::json("a" + ch + "\t").dump()) == (cp == 'x'));
         CHECK(negated.matches(nlohmann::json(ch).dump()) == (cp < 'a' || cp > 'c'));
     }
@@ -748,6 +748,46 @@ TEST_CASE("a pattern writes what it matches as nlohmann dump does", "[json-schem
     CHECK_FALSE(m.matches(R"("\u0041x ")"));
     check_case(R"({"pattern": "^(ab|c){2,3}\\.[0-9]+\\x41\\x{e9}$"})", {R"("abc.7Aé")", R"("ccab.123Aé")"},
                {R"("ab.7Aé")", R"("abcabab.7Aé")", R"("abc.Aé")"});
+}
+
+TEST_CASE("schema patterns take \\D \\W \\S and keep . off line terminators as ECMA-262 does", "[json-schema]") {
+    // JSON Schema's patterns are ECMA-262 regexes: \S, \D and \W are common (^\S+@\S+$), and `.` is
+    // any character but a LineTerminator (\n, \r, U+2028, U+2029), so "a\rb" never matches ^a.b$
+    check_case(R"({"type": "string", "pattern": "^\\S+@\\S+$"})", {R"("a@b")", R"("x.y@z.org")"},
+               {R"("a b@c")", R"("@b")", R"("a@")", R"("a@b\t")"});
+    check_case(R"({"type": "string", "pattern": "^\\D\\W$"})", {R"("a-")", R"("x ")"}, {R"("1-")", R"("ab")", R"("a_")"});
+    check_case(R"({"type": "string", "pattern": "^[\\S]$"})", {R"("a")"}, {R"(" ")", R"("\n")"});
+    const Matcher dot(json_schema_regex(ojson::parse(R"({"type": "string", "pattern": "^a.b$"})")));
+    CHECK(dot.matches(nlohmann::json("axb").dump()));
+    CHECK(dot.matches(nlohmann::json("a\u00e9b").dump()));
+    for (const std::string t : {"a\nb", "a\rb", "a\u2028b", "a\u2029b"}) {
+        INFO(nlohmann::json(t).dump());
+        CHECK_FALSE(dot.matches(nlohmann::json(t).dump()));
+    }
+}
+
+TEST_CASE("a schema nested past the limit is refused before anything recurses that deep", "[json-schema]") {
+    // 10,000 nested arrays (240 KB) used to overflow the converter's stack: exit 139 in every program
+    std::string deep;
+    for (int i = 0; i < 10000; ++i) deep += R"({"type": "array", "items": )";
+    deep += R"({"type": "integer"})" + std::string(10000, '}');
+    CHECK_THROWS_WITH(parse_json_schema(deep, "deep.json"),
+                      Catch::Contains("the JSON schema deep.json nests objects and arrays more than 128 levels deep"));
+    // a deep const value, parsed without the bound and handed to the converter: measured, not followed
+    const ojson value = ojson::parse(std::string(2000, '[') + "1" + std::string(2000, ']'));
+    CHECK_THROWS_WITH(json_schema_regex(ojson{{"const", value}}), Catch::Contains("more than 128 levels deep"));
+    // single-branch anyOf, two levels (an object and a list) per schema: 63 of them are 127 deep, 64 are 129
+    const auto nested_any_of = [](int n) {
+        std::string s;
+        for (int i = 0; i < n; ++i) s += R"({"anyOf": [)";
+        s += R"({"type": "integer"})";
+        for (int i = 0; i < n; ++i) s += "]}";
+        return s;
+    };
+    const Matcher at_limit(json_schema_regex(parse_json_schema(nested_any_of(63), "63.json")));
+    CHECK(at_limit.matches("42"));
+    CHECK_THROWS_WITH(parse_json_schema(nested_any_of(64), "64.json"), Catch::Contains("more than 128 levels deep"));
+    CHECK_THROWS_WITH(json_schema_regex(ojson::parse(nested_any_of(64))), Catch::Contains("more than 128 levels deep"));
 }
 
 TEST_CASE("whitespace between tokens is bounded by max_spaces", "[json-schema]") {

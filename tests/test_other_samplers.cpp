@@ -531,6 +531,23 @@ TEST_CASE("dynamic temperature with a range hand-computed", "[other_samplers][ch
     REQUIRE_THROWS_WITH(apply_dynamic_temperature(z, 1.0f, -0.5f, 1.0f), Catch::Contains("dynatemp_range = -0.5"));
 }
 
+TEST_CASE("dynamic temperature never overflows on a confident step", "[other_samplers][ch10]") {
+    // T 0.5, range 0.5: T_min = 0. softmax(30, 0, 0, 0) has normalised entropy about 6e-12, so with
+    // exponent 3.5 T_dyn is about 6e-40: a subnormal float, not 0, and 30 / T_dyn overflows to inf
+    // (then softmax's inf - inf is NaN). Divided as the chain's temperature divides
+    // (divide_by_temperature), the step is greedy in effect, as T -> 0 is.
+    Vec z{30.0f, 0.0f, 0.0f, 0.0f};
+    apply_dynamic_temperature(z, 0.5f, 0.5f, 3.5f);
+    for (float v : z) CHECK((std::isfinite(v) || v == -kInf));
+    CHECK(softmax(z)(0) == 1.0f);
+    // the same guard as plain temperature: a T that overflows z / T keeps the distribution's shape
+    Vec t{30.0f, 29.0f, -kInf};
+    divide_by_temperature(t, 2e-38f);
+    CHECK(t(0) == 0.0f);
+    CHECK(t(1) == Approx(-1.0 / 2e-38).epsilon(1e-6));  // (29 - 30) / T: far below the largest
+    CHECK(t(2) == -kInf);
+}
+
 // --------------------------------------------------------------------------------------- biases
 
 TEST_CASE("logit bias adds per token", "[other_samplers][ch10]") {

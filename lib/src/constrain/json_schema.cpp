@@ -266,6 +266,15 @@ Ranges complement(const Ranges& r) {
     return out;
 }
 
+// The classes of a schema's pattern. JSON Schema's patterns are ECMA-262 regexes: `.` matches
+// any character but a line terminator (\n, \r, U+2028, U+2029: ECMA-262 LineTerminator), so
+// "a\rb" never matches ^a.b$; \d \w \s are ASCII (\s as PCRE2's: space, \t \n \v \f \r), and
+// \D \W \S their complements.
+const Ranges kLineTerminators = {{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}};
+const Ranges kDigits = {{'0', '9'}};
+const Ranges kWordCharacters = normalised({{'0', '9'}, {'A', 'Z'}, {'a', 'z'}, {'_', '_'}});
+const Ranges kSpaces = normalised({{' ', ' '}, {'\t', '\r'}});
+
 Ranges intersect(const Ranges& x, const Ranges& y) {
     Ranges out;
     for (const auto& [a, b] : x)
@@ -473,7 +482,7 @@ private:
         if (c == '[') return json_characters(character_class());
         if (c == '.') {
             ++pos_;
-            return json_characters(complement({{'\n', '\n'}}));
+            return json_characters(complement(kLineTerminators));
         }
         if (c == '\\') return json_characters(escape(false));
         if (c == '*' || c == '+' || c == '?' || c == '{') fail("a quantifier with nothing before it", "escape it, e.g. \\*");
@@ -502,9 +511,12 @@ private:
         if (at_end()) fail("a backslash at the end", "escape it as \\\\");
         const char32_t c = text_[pos_++];
         switch (c) {
-            case 'd': return {{'0', '9'}};
-            case 'w': return normalised({{'0', '9'}, {'A', 'Z'}, {'a', 'z'}, {'_', '_'}});
-            case 's': return normalised({{' ', ' '}, {'\t', '\r'}});  // PCRE2's ASCII \s: space, \t \n \v \f \r
+            case 'd': return kDigits;
+            case 'w': return kWordCharacters;
+            case 's': return kSpaces;
+            case 'D': return complement(kDigits);  // each upper-case class is exactly what its lower-case one is not
+            case 'W': return complement(kWordCharacters);
+            case 'S': return complement(kSpaces);
             case 'n': return {{'\n', '\n'}};
             case 't': return {{'\t', '\t'}};
             case 'r': return {{'\r', '\r'}};
@@ -517,7 +529,7 @@ private:
         static constexpr std::u32string_view escapable = U"\\.|()[]{}*+?^$/-\"";
         if (escapable.find(c) == std::u32string_view::npos)
             fail(std::string("the escape \\") + (c < 0x80 ? std::string(1, char(c)) : utf8(c)) + " (not in the DFA's syntax)",
-                 in_class ? "write the character itself" : "use \\d \\w \\s \\n \\t \\r \\xHH or escape punctuation");
+                 in_class ? "write the character itself" : "use \\d \\w \\s \\D \\W \\S \\n \\t \\r \\xHH or escape punctuation");
         return {{c, c}};
     }
 
@@ -663,6 +675,29 @@ bool inside(const std::string& x, const std::string& t) {
     return x == t || (x.size() > t.size() && x.compare(0, t.size(), t) == 0 && x[t.size()] == '/');
 }
 
+// How deeply `value` nests objects and arrays (a scalar: 0), without recursing: an explicit stack,
+// so a value nested past any limit is measured, not followed down the call stack. Stops counting
+// at `limit` + 1.
+template <class Json>
+int nesting(const Json& value, int limit) {
+    std::vector<std::pair<const Json*, int>> todo{{&value, 0}};
+    int deepest = 0;
+    while (!todo.empty()) {
+        const auto [v, depth] = todo.back();
+        todo.pop_back();
+        if (!v->is_structured()) continue;
+        deepest = std::max(deepest, depth + 1);
+        if (deepest > limit) return deepest;
+        for (const Json& child : *v) todo.push_back({&child, depth + 1});
+    }
+    return deepest;
+}
+
+[[noreturn]] void too_deep(const std::string& what) {
+    throw Error(what + " nests objects and arrays more than " + std::to_string(kMaxSchemaNesting) + " levels deep",
+                "flatten the schema: at most " + std::to_string(kMaxSchemaNesting) + " levels of nesting are supported");
+}
+
 // The converter: one visit per schema, its JSON pointer carried for the errors.
 
 template <class Json>
@@ -677,7 +712,11 @@ public:
         ws_ = k == 0 ? "" : repeat("[ \\t\\n\\r]", 0, k);
     }
 
-    std::string convert() { return visit(root_, ""); }
+    // The whole document is measured first: no schema or value below is deeper than it.
+    std::string convert() {
+        if (nesting(root_, kMaxSchemaNesting) > kMaxSchemaNesting) too_deep("the JSON schema");
+        return visit(root_, "");
+    }
 
 private:
     const Json& root_;
@@ -1087,6 +1126,18 @@ private:
 };
 
 }  // namespace
+
+nlohmann::ordered_json parse_json_schema(const std::string& text, const std::string& name) {
+    const auto bounded = [&](int depth, nlohmann::ordered_json::parse_event_t, nlohmann::ordered_json&) {
+        if (depth > kMaxSchemaNesting) too_deep("the JSON schema " + name);
+        return true;
+    };
+    try {
+        return nlohmann::ordered_json::parse(text, bounded);
+    } catch (const nlohmann::json::exception& e) {
+        throw Error(name + " is not JSON: " + e.what(), "pass a JSON schema file to --json-schema");
+    }
+}
 
 std::string json_schema_regex(const nlohmann::json& schema, const JsonWhitespace& whitespace) {
     return Converter<nlohmann::json>(schema, whitespace).convert();

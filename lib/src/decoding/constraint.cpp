@@ -25,13 +25,8 @@ std::string constraint_regex(const GenerationConfig& config) {
     if (kind != "json_schema") return "";
     const std::string text = read_small_file(config.json_schema, "JSON schema", 1 << 20,
                                                 "pass the path of a JSON schema file to --json-schema");
-    nlohmann::ordered_json schema;  // ordered: properties come out in the file's order
-    try {
-        schema = nlohmann::ordered_json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(config.json_schema + " is not JSON: " + e.what(), "pass a JSON schema file to --json-schema");
-    }
-    return json_schema_regex(schema);
+    // ordered: properties come out in the file's order; nesting is bounded while it is read
+    return json_schema_regex(parse_json_schema(text, config.json_schema));
 }
 
 void check_constraint(const GenerationConfig& config) {

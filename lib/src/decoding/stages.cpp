@@ -52,22 +52,6 @@ std::string bias_text(float bias) { return bias == -INFINITY ? "-inf" : knob_num
 // [ch02:stages]
 // ------------------------------------------------------------------ the rules the library owns
 
-// The temperature stage: z / T, as HF's TemperatureLogitsWarper (apply_temperature), for any T > 0.
-// A T so small that some z / T overflows a float (T = 2e-38 and a logit of 30) would give
-// softmax inf - inf = NaN; then every logit is taken from the largest first, (z - max) / T: the
-// same distribution (a shift), the largest at 0 and the others at -inf or far below, all but
-// greedy, as the limit T -> 0 is. -inf (a removed token) stays -inf.
-void divide_by_temperature(Z& z, float t) {
-    float max = -std::numeric_limits<float>::infinity();
-    bool overflows = false;
-    for (float v : z) {
-        max = std::max(max, v);
-        overflows = overflows || (std::isfinite(v) && !std::isfinite(v / t));
-    }
-    if (!overflows) return apply_temperature(z, t);
-    for (float& v : z) v = (v - max) / t;
-}
-
 // HF's MinNewTokensLengthLogitsProcessor: while fewer than `min_new_tokens` tokens are generated,
 // every EOS id is -inf (exercise 06.2's twin, which a stub cannot call: it lives in this file only).
 void apply_min_new_tokens(Z& z, std::span<const int> eos_ids, size_t generated_count, int min_new_tokens) {

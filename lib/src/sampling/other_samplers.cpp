@@ -453,7 +453,7 @@ void apply_dynamic_temperature(xt::xtensor<float, 1>& logits, float temperature,
             if (i != keep) logits(i) = kRemoved;
         return;
     }
-    apply_temperature(logits, t);
+    divide_by_temperature(logits, t);  // t may be tiny on a confident step: z / t must not overflow
 }
 // [/ch10:dynatemp]
 

@@ -44,6 +44,17 @@ std::string knob_number(double v) {
     return buf;
 }
 
+void divide_by_temperature(xt::xtensor<float, 1>& z, float t) {
+    float max = -std::numeric_limits<float>::infinity();
+    bool overflows = false;
+    for (float v : z) {
+        max = std::max(max, v);
+        overflows = overflows || (std::isfinite(v) && !std::isfinite(v / t));
+    }
+    if (!overflows) return apply_temperature(z, t);
+    for (float& v : z) v = (v - max) / t;
+}
+
 xt::xtensor<float, 1> softmax(const xt::xtensor<float, 1>& logits) {
     float max = kRemoved;
     for (float z : logits) max = std::max(max, z);

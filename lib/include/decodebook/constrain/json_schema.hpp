@@ -31,7 +31,8 @@
 ///   refused, a surrogate pair is one character); `minLength` / `maxLength` count characters (an
 ///   escape is one). Or `pattern`, which must start with `^` and end with `$` (llama.cpp's rule;
 ///   JSON Schema's patterns are unanchored searches) and use the syntax above (`\d \w \s` are
-///   ASCII); each character it matches is written the one way `nlohmann::json::dump` writes it
+///   ASCII, `\D \W \S` their complements; `.` is any character but a line terminator, `\n` `\r`
+///   U+2028 U+2029, as in ECMA-262, the dialect of JSON Schema's patterns); each character it matches is written the one way `nlohmann::json::dump` writes it
 ///   (raw, except `"` `\` and control characters, which take their escapes: a newline that `\s`
 ///   matches is written `\n`), so other spellings such as `\u0041` for `A` do not match. Or
 ///   `format`: `date` (full-date of RFC 3339, leap years included) or `uuid`. The three kinds do
@@ -70,6 +71,19 @@
 
 namespace decodebook {
 
+/// The deepest nesting of objects and arrays a schema file may have (its values, `enum` and
+/// `const` included): deeper is refused while parsing and while converting, before the
+/// recursion it would take. Introduced in chapter 09.
+constexpr int kMaxSchemaNesting = 128;
+
+/// Parse a schema file's text keeping its key order, refusing nesting deeper than
+/// kMaxSchemaNesting as it reads (nlohmann's parser callback), so no later step recurses that
+/// deep. Introduced in chapter 09.
+/// @param text the file's bytes
+/// @param name the file, for the messages
+/// @throws Error for text that is not JSON or nests too deep.
+nlohmann::ordered_json parse_json_schema(const std::string& text, const std::string& name);
+
 /// How the JSON a schema allows may be spaced. Introduced in chapter 09.
 struct JsonWhitespace {
     int max_spaces = 1;  ///< at most this many whitespace characters where JSON allows whitespace (0: compact)
@@ -80,7 +94,8 @@ struct JsonWhitespace {
 /// @param schema the JSON schema, parsed
 /// @param whitespace how many whitespace characters may stand between two tokens
 /// @return the regex, to be matched against a whole text
-/// @throws Error naming the first keyword outside the subset (its JSON pointer), or a malformed schema.
+/// @throws Error naming the first keyword outside the subset (its JSON pointer), a malformed schema,
+/// or nesting deeper than kMaxSchemaNesting.
 std::string json_schema_regex(const nlohmann::json& schema, const JsonWhitespace& whitespace = {});
 
 /// The same regex with properties in the schema's own order, which `nlohmann::ordered_json`
@@ -88,7 +103,8 @@ std::string json_schema_regex(const nlohmann::json& schema, const JsonWhitespace
 /// @param schema the JSON schema, parsed keeping its key order
 /// @param whitespace how many whitespace characters may stand between two tokens
 /// @return the regex, to be matched against a whole text
-/// @throws Error naming the first keyword outside the subset (its JSON pointer), or a malformed schema.
+/// @throws Error naming the first keyword outside the subset (its JSON pointer), a malformed schema,
+/// or nesting deeper than kMaxSchemaNesting.
 std::string json_schema_regex(const nlohmann::ordered_json& schema, const JsonWhitespace& whitespace = {});
 
 }  // namespace decodebook

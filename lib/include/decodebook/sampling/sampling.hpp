@@ -38,6 +38,14 @@ double entropy(const xt::xtensor<float, 1>& probs);
 /// Introduced in chapter 02.
 void apply_temperature(xt::xtensor<float, 1>& logits, float temperature);
 
+/// z / T for any T > 0, as apply_temperature, where some z / T would overflow a float too (T =
+/// 2e-38 and a logit of 30): then softmax would give inf - inf = NaN, so every logit is taken from
+/// the largest first, (z - max) / T: the same distribution (a shift), the largest at 0 and the
+/// others at -inf or far below, all but greedy, as the limit T -> 0 is. -inf (a removed token)
+/// stays -inf. The chain's temperature stage and dynamic temperature divide with it.
+/// Introduced in chapter 02.
+void divide_by_temperature(xt::xtensor<float, 1>& logits, float temperature);
+
 /// The candidates with probability > 0 in the order every sampler walks them:
 /// probability descending, then id ascending, so ties never depend on a sort's stability.
 /// Introduced in chapter 02.
