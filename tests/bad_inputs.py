@@ -188,6 +188,14 @@ def deep_schema(tmp):
     return ["--json-schema", path]
 
 
+def big_enum(tmp):
+    """An enum of 100,000 strings: its converter de-duplicated alternatives in quadratic time (38 s)."""
+    path = os.path.join(tmp, "enum.json")
+    with open(path, "w") as f:
+        json.dump({"enum": [f"w{i}" for i in range(100000)]}, f)
+    return ["--json-schema", path]
+
+
 LONG_PROMPT = " ".join(["cat"] * 245)  # 246 tokens with the embedded tokenizer: fits 256 with -n 1
 
 CASES = [
@@ -348,6 +356,15 @@ for program in ("decodebook-generate", "chapter-09"):  # issue 42 item 1: exit 1
     CASES.append(Case(f"42 {program} refuses a schema nested 10000 deep", 42, program, [], 2,
                       r"^error: the JSON schema .*deep.json nests objects and arrays more than 128 levels deep$",
                       fix=r"^  fix: flatten the schema: at most 128 levels of nesting are supported$", setup=deep_schema))
+CASES.append(Case("42 decodebook-generate refuses an enum of 100000 strings as a schema too large", 42,
+                  "decodebook-generate", [], 2,
+                  r"^error: the JSON schema .*enum.json converts to a regex too large for the DFA compiler: ",
+                  fix=r"^  fix: make the schema smaller \(fewer enum values", setup=big_enum))
+CASES.append(Case("42 decodebook-generate refuses 101 --dry-sequence-breakers", 42, "decodebook-generate",
+                  ["--order", "llama.cpp", "--dry-multiplier", "0.8"] +
+                  [a for i in range(101) for a in ("--dry-sequence-breakers", f"b{i}")], 2,
+                  r"^error: dry_sequence_breakers holds 101 strings, more than the 100 decodebook binds to a tokenizer$",
+                  fix=r"^  fix: pass at most 100 --dry-sequence-breakers"))
 CASES.append(Case("22 REPL :set typical-p 1.5", 22, "decodebook-generate", ["--interactive"], 0, None,
                   stdin=":set typical-p 1.5\n:quit\n",
                   check_stdout=r"error: typical_p = 1.5 is invalid: it must be in \(0, 1\] \(1 = off\)"))

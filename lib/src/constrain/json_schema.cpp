@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -96,8 +97,9 @@ std::string group(const std::string& r) { return is_atom(r) ? r : "(?:" + r + ")
 // The alternation of these regexes, without repeats, grouped when there are several.
 std::string any_of(const std::vector<std::string>& alternatives) {
     std::vector<std::string> distinct;
+    std::unordered_set<std::string_view> seen;  // linear in the alternatives: an enum may list 100,000
     for (const auto& a : alternatives)
-        if (std::find(distinct.begin(), distinct.end(), a) == distinct.end()) distinct.push_back(a);
+        if (seen.insert(a).second) distinct.push_back(a);
     if (distinct.size() == 1) return distinct.front();
     std::string out = "(?:";
     for (size_t i = 0; i < distinct.size(); ++i) out += (i ? "|" : "") + distinct[i];

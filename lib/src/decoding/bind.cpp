@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/decoding/constraint.hpp"
@@ -16,9 +17,10 @@ namespace decodebook {
 std::vector<std::vector<int>> dry_breaker_sequences(const Tokenizer& tokenizer, const std::vector<std::string>& breakers) {
     constexpr size_t kMaxBreakerBytes = 40;
     constexpr size_t kMaxTailTokens = 20;
-    std::vector<std::vector<int>> sequences;
-    const auto add = [&sequences](std::vector<int> seq) {
-        if (std::find(sequences.begin(), sequences.end(), seq) == sequences.end()) sequences.push_back(std::move(seq));
+    std::vector<std::vector<int>> sequences;  // in the order found, each once
+    std::set<std::vector<int>> seen;          // logarithmic: a breaker such as ":" is in many tokens
+    const auto add = [&](std::vector<int> seq) {
+        if (seen.insert(seq).second) sequences.push_back(std::move(seq));
     };
     for (std::string breaker : breakers) {
         if (breaker.empty()) continue;

@@ -29,12 +29,28 @@ std::string constraint_regex(const GenerationConfig& config) {
     return json_schema_regex(parse_json_schema(text, config.json_schema));
 }
 
+namespace {
+// The DFA of a constraint's regex. A schema's regex is the converter's, not the user's: a limit
+// it meets is told about the schema (an enum of 100,000 values has no bounded repeat to shorten).
+Dfa compile_constraint(const GenerationConfig& config, const std::string& regex) {
+    if (constraint_kind(config) != "json_schema") return compile_regex(regex);
+    try {
+        return compile_regex(regex);
+    } catch (const Error& e) {
+        throw Error("the JSON schema " + config.json_schema + " converts to a regex too large for the DFA compiler: " +
+                        e.problem(),
+                    "make the schema smaller (fewer enum values, fewer nested arrays, smaller minItems/maxItems "
+                    "and lengths)");
+    }
+}
+}  // namespace
+
 void check_constraint(const GenerationConfig& config) {
     if (!config.regex.empty()) (void)compile_regex(config.regex);
     if (!config.json_schema.empty()) {
         GenerationConfig schema_only;  // its regex alone, whatever else is set (validate refuses two)
         schema_only.json_schema = config.json_schema;
-        (void)compile_regex(constraint_regex(schema_only));
+        (void)compile_constraint(schema_only, constraint_regex(schema_only));
     }
 }
 
@@ -47,7 +63,7 @@ std::shared_ptr<Constraint> make_constraint(const GenerationConfig& config, cons
     c->name = kind == "regex"    ? "regex(" + config.regex + ")"
               : kind == "choice" ? "choice(" + std::to_string(config.choice.size()) + ")"
                                  : "json_schema(" + config.json_schema + ")";
-    c->index = std::make_shared<TokenIndex>(compile_regex(c->regex), vocabulary, eos_ids);
+    c->index = std::make_shared<TokenIndex>(compile_constraint(config, c->regex), vocabulary, eos_ids);
     if (c->index->allowed(c->index->dfa().start).empty()) {
         throw Error(c->name + " cannot begin: no token of the vocabulary starts a match",
                     "check the pattern's first characters against the model's tokens");

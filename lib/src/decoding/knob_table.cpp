@@ -198,11 +198,13 @@ void add_bias_knobs(std::vector<Knob>& t) {
 // the first --dry-sequence-breakers replaces llama.cpp's defaults (as its --dry-sequence-breaker
 // does) and each adds one; an empty list (JSON []) has none. Longer than 40 bytes is refused where
 // llama.cpp would cut it (MAX_CHAR_LEN in llama_sampler_init_dry, src/llama-sampler.cpp).
+constexpr size_t kMaxDryBreakers = 100;
+
 Knob dry_breakers_knob() {
     Knob k{"dry_sequence_breakers", "dry-sequence-breakers", KnobGroup::Penalties,
            "DRY never matches a repeat across this text (llama.cpp; default \\n : \" *); repeatable",
            "non-empty text of at most 40 bytes with the escapes \\n \\t \\r \\\\, or a JSON array of such strings "
-           "like [\"\\n\", \":\"]",
+           "like [\"\\n\", \":\"]; at most 100 of them",
            false, {}, {}, {}};
     k.repeatable = true;
     const auto parse = [rule = k.rule](const std::string& text) {
@@ -213,11 +215,25 @@ Knob dry_breakers_knob() {
         return breakers;
     };
     k.get = [](const GenerationConfig& c) { return nlohmann::json(c.dry_sequence_breakers).dump(); };
-    k.set = [parse](GenerationConfig& c, const std::string& text) { c.dry_sequence_breakers = parse(text); };
-    k.add = [parse](GenerationConfig& c, const std::string& text) {
+    // each breaker is looked for in every token when the config is bound: their number is capped
+    const auto count_ok = [](const std::vector<std::string>& breakers) {
+        if (breakers.size() <= kMaxDryBreakers) return;
+        throw Error("dry_sequence_breakers holds " + std::to_string(breakers.size()) + " strings, more than the " +
+                        std::to_string(kMaxDryBreakers) + " decodebook binds to a tokenizer",
+                    "pass at most " + std::to_string(kMaxDryBreakers) +
+                        " --dry-sequence-breakers (llama.cpp's default has 4)");
+    };
+    k.set = [parse, count_ok](GenerationConfig& c, const std::string& text) {
+        std::vector<std::string> breakers = parse(text);
+        count_ok(breakers);
+        c.dry_sequence_breakers = std::move(breakers);
+    };
+    k.add = [parse, count_ok](GenerationConfig& c, const std::string& text) {
         for (std::string& s : parse(text)) c.dry_sequence_breakers.push_back(std::move(s));
+        count_ok(c.dry_sequence_breakers);
     };
     k.valid = [](const GenerationConfig& c) {
+        if (c.dry_sequence_breakers.size() > kMaxDryBreakers) return false;
         for (const std::string& s : c.dry_sequence_breakers)
             if (s.empty() || s.size() > 40 || to_valid_utf8(s) != s) return false;
         return true;
