@@ -365,6 +365,12 @@ CASES.append(Case("42 decodebook-generate refuses 101 --dry-sequence-breakers", 
                   [a for i in range(101) for a in ("--dry-sequence-breakers", f"b{i}")], 2,
                   r"^error: dry_sequence_breakers holds 101 strings, more than the 100 decodebook binds to a tokenizer$",
                   fix=r"^  fix: pass at most 100 --dry-sequence-breakers"))
+for name, value, first in [  # issue 42 item 5: each was accepted and did something else
+        ("an empty JSON array", "[]", r"^error: --choice \[\] gives no choice$"),
+        ("a broken JSON array", '["a",', r'^error: choice = \["a", is not a JSON array of strings$'),
+        ("invalid UTF-8", "\udcff", r'^error: choice = ".*" is not valid UTF-8, so no text can match it')]:
+    CASES.append(Case(f"42 decodebook-generate refuses --choice with {name}", 42, "decodebook-generate",
+                      ["--choice", value], 2, first))
 CASES.append(Case("22 REPL :set typical-p 1.5", 22, "decodebook-generate", ["--interactive"], 0, None,
                   stdin=":set typical-p 1.5\n:quit\n",
                   check_stdout=r"error: typical_p = 1.5 is invalid: it must be in \(0, 1\] \(1 = off\)"))

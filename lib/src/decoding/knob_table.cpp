@@ -260,7 +260,10 @@ void add_constraint_knobs(std::vector<Knob>& t) {
     choice_knob.get = [](const C& c) { return nlohmann::json(c.choice).dump(); };
     choice_knob.set = [rule = choice_knob.rule](C& c, const std::string& text) { c.choice = parse_choices(text, rule); };
     choice_knob.add = [rule = choice_knob.rule](C& c, const std::string& text) {
-        for (std::string& s : parse_choices(text, rule)) c.choice.push_back(std::move(s));
+        std::vector<std::string> added = parse_choices(text, rule);
+        if (added.empty())  // a flag that adds nothing would leave the constraint off without a word
+            throw Error("--choice " + text + " gives no choice", "give at least one non-empty string, e.g. --choice yes");
+        for (std::string& s : added) c.choice.push_back(std::move(s));
     };
     choice_knob.valid = [](const C& c) {
         for (const std::string& s : c.choice)

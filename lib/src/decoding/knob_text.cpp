@@ -66,16 +66,26 @@ std::vector<std::string> parse_stops(const std::string& text, const std::string&
 // stop: on a command line each --stop adds what its value holds (one string or a JSON array);
 // the REPL's :set stop replaces the list.
 // choice: one string, or a JSON array of strings (as --show-config prints the list). Chapter 09.
+// A value that starts with [ is a JSON array of strings, as a stop's is: text such as ["a", is
+// refused, not taken as a literal choice (a choice that starts with [ is written ["[yes]"]).
 std::vector<std::string> parse_choices(const std::string& text, const std::string& rule) {
     std::vector<std::string> choices{text};
     if (!text.empty() && text[0] == '[') {
         try {
             choices = nlohmann::json::parse(text).get<std::vector<std::string>>();
-        } catch (const nlohmann::json::exception&) {  // not an array of strings: the text itself
+        } catch (const nlohmann::json::exception&) {
+            throw Error("choice = " + text + " is not a JSON array of strings",
+                        "give a JSON array such as '[\"yes\", \"no\"]' (a choice that starts with [ is written "
+                        "'[\"[yes]\"]'), or one --choice per string");
         }
     }
-    for (const std::string& s : choices)
+    for (const std::string& s : choices) {
         if (s.empty()) invalid("choice", "choice", "\"\"", rule);
+        if (to_valid_utf8(s) != s)
+            throw Error("choice = " + nlohmann::json(to_valid_utf8(s)).dump() +
+                            " is not valid UTF-8, so no text can match it (the output always is)",
+                        "pass --choice as UTF-8 text");
+    }
     return choices;
 }
 
