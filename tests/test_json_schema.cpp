@@ -750,7 +750,8 @@ TEST_CASE("a pattern writes what it matches as nlohmann dump does", "[json-schem
                {R"("ab.7Aé")", R"("abcabab.7Aé")", R"("abc.Aé")"});
 }
 
-TEST_CASE("schema patterns take \\D \\W \\S and keep . off line terminators as ECMA-262 does", "[json-schema]") {
+// Catch2 reads a backslash in a test name as an escape when CTest passes the name back as a filter.
+TEST_CASE("schema patterns take the upper-case classes and keep the dot off line terminators as ECMA-262 does", "[json-schema]") {
     // JSON Schema's patterns are ECMA-262 regexes: \S, \D and \W are common (^\S+@\S+$), and `.` is
     // any character but a LineTerminator (\n, \r, U+2028, U+2029), so "a\rb" never matches ^a.b$
     check_case(R"({"type": "string", "pattern": "^\\S+@\\S+$"})", {R"("a@b")", R"("x.y@z.org")"},
