@@ -188,6 +188,15 @@ def deep_schema(tmp):
     return ["--json-schema", path]
 
 
+def doubling_schema(tmp):
+    """20 nested arrays (518 bytes): each array writes its items' regex twice, so the regex doubled
+    per level and the DFA compiler took 15-30 s and 2.7 GB to refuse it (618 bytes: bad_alloc)."""
+    path = os.path.join(tmp, "arrays.json")
+    with open(path, "w") as f:
+        f.write('{"type":"array","items":' * 20 + '{"type":"integer"}' + "}" * 20)
+    return ["--json-schema", path]
+
+
 def big_enum(tmp):
     """An enum of 100,000 strings: its converter de-duplicated alternatives in quadratic time (38 s)."""
     path = os.path.join(tmp, "enum.json")
@@ -356,6 +365,11 @@ for program in ("decodebook-generate", "chapter-09"):  # issue 42 item 1: exit 1
     CASES.append(Case(f"42 {program} refuses a schema nested 10000 deep", 42, program, [], 2,
                       r"^error: the JSON schema .*deep.json nests objects and arrays more than 128 levels deep$",
                       fix=r"^  fix: flatten the schema: at most 128 levels of nesting are supported$", setup=deep_schema))
+for program in ("decodebook-generate", "chapter-09"):  # issue 42 item 2: 15-30 s and 2.7 GB before
+    CASES.append(Case(f"42 {program} refuses 20 nested arrays as their regex doubles", 42, program, [], 2,
+                      r"^error: the regex of the schema at /items/items/items/items/items/items grows past 1048576 "
+                      r"bytes, more than the DFA compiler could take \(each array writes its items' regex twice",
+                      fix=r"^  fix: make the schema smaller: fewer nested arrays", setup=doubling_schema))
 CASES.append(Case("42 decodebook-generate refuses an enum of 100000 strings as a schema too large", 42,
                   "decodebook-generate", [], 2,
                   r"^error: the JSON schema .*enum.json converts to a regex too large for the DFA compiler: ",
