@@ -205,6 +205,28 @@ def big_enum(tmp):
     return ["--json-schema", path]
 
 
+DRAFT = os.path.join(ROOT, "models", "fortunes-draft")
+
+
+def draft_copy(tmp):
+    """A copy of the embedded draft model folder that a case may change."""
+    d = os.path.join(tmp, "draft")
+    shutil.copytree(DRAFT, d)
+    return d
+
+
+def other_tokenizer_draft(tmp):
+    """The draft model with tokens 0 and 1 swapped in its vocab.json (tests/draft_other_tokenizer.sh)."""
+    d = draft_copy(tmp)
+    with open(os.path.join(d, "vocab.json")) as f:
+        vocab = json.load(f)
+    first = {i: t for t, i in vocab.items() if i in (0, 1)}
+    vocab[first[0]], vocab[first[1]] = 1, 0
+    with open(os.path.join(d, "vocab.json"), "w") as f:
+        json.dump(vocab, f)
+    return ["--assistant-model", d]
+
+
 LONG_PROMPT = " ".join(["cat"] * 245)  # 246 tokens with the embedded tokenizer: fits 256 with -n 1
 
 CASES = [
@@ -385,6 +407,22 @@ for name, value, first in [  # issue 42 item 5: each was accepted and did someth
         ("invalid UTF-8", "\udcff", r'^error: choice = ".*" is not valid UTF-8, so no text can match it')]:
     CASES.append(Case(f"42 decodebook-generate refuses --choice with {name}", 42, "decodebook-generate",
                       ["--choice", value], 2, first))
+# issue 42 item 4: decodebook-bench checks every input before it measures (a draft of another
+# tokenizer was measured without a word; a bogus --blas-list became a table row after minutes)
+CASES.append(Case("42 bench refuses a draft model of another tokenizer before measuring", 42, "decodebook-bench",
+                  ["--part", "model"], 1,
+                  r"^error: the draft model in '.*/draft' has another tokenizer: token 0 differs from the model's$",
+                  setup=other_tokenizer_draft))
+CASES.append(Case("42 bench refuses --blas-list bogus before measuring", 42, "decodebook-bench",
+                  ["--part", "model", "--blas-list", "openblas,bogus"], 2,
+                  r"^error: --blas-list names 'bogus': unknown BLAS 'bogus'$",
+                  fix=r"^  fix: pass --blas-list with openblas, blis or paths of CBLAS libraries, comma-separated$"))
+CASES.append(Case("42 bench refuses --blas-list of a missing library before measuring", 42, "decodebook-bench",
+                  ["--part", "mask", "--blas-list", "/nonexistent/libcblas.so"], 2,
+                  r"^error: --blas-list names '/nonexistent/libcblas.so': cannot load the BLAS"))
+CASES.append(Case("42 bench refuses --json in a missing folder as a usage error", 42, "decodebook-bench",
+                  ["--json", "/nonexistent/x.json"], 2, r"^error: cannot write '/nonexistent/x.json'$",
+                  fix=r"^  fix: give --json a file in a writable folder$"))
 CASES.append(Case("22 REPL :set typical-p 1.5", 22, "decodebook-generate", ["--interactive"], 0, None,
                   stdin=":set typical-p 1.5\n:quit\n",
                   check_stdout=r"error: typical_p = 1.5 is invalid: it must be in \(0, 1\] \(1 = off\)"))

@@ -309,15 +309,20 @@ void check_same_vocabulary(const Tokenizer& target, const Tokenizer& draft, cons
 
 }  // namespace
 
-std::optional<Gpt2> open_assistant(const CommandLine& cl, const Session& s) {
-    if (cl.assistant_model_dir.empty()) return std::nullopt;
-    std::optional<Gpt2> draft(Gpt2::load(cl.assistant_model_dir, cl.dtype));
-    check_same_vocabulary(s.tokenizer, Tokenizer::load(cl.assistant_model_dir), cl.assistant_model_dir);
-    if (draft->config().vocab_size != s.model.config().vocab_size)
-        throw Error("the draft model in '" + cl.assistant_model_dir + "' scores " + std::to_string(draft->config().vocab_size) +
-                        " tokens and the model " + std::to_string(s.model.config().vocab_size),
+std::optional<Gpt2> open_draft_model(const std::string& dir, std::optional<WeightDtype> dtype, const Gpt2& model,
+                                     const Tokenizer& tokenizer) {
+    if (dir.empty()) return std::nullopt;
+    std::optional<Gpt2> draft(Gpt2::load(dir, dtype));
+    check_same_vocabulary(tokenizer, Tokenizer::load(dir), dir);
+    if (draft->config().vocab_size != model.config().vocab_size)
+        throw Error("the draft model in '" + dir + "' scores " + std::to_string(draft->config().vocab_size) +
+                        " tokens and the model " + std::to_string(model.config().vocab_size),
                     "use a draft model trained with the model's tokenizer");
     return draft;
+}
+
+std::optional<Gpt2> open_assistant(const CommandLine& cl, const Session& s) {
+    return open_draft_model(cl.assistant_model_dir, cl.dtype, s.model, s.tokenizer);
 }
 
 Session open_session(const CommandLine& cl) {
