@@ -215,6 +215,32 @@ def draft_copy(tmp):
     return d
 
 
+def short_context_draft(tmp):
+    """The draft model cut to a context of 8 positions (wpe's first 8 rows): it used to be refused
+    after the prompt was printed, as 'the model's context of 8'."""
+    d = draft_copy(tmp)
+    header, data = read_st(weights(d))
+    meta = header.pop("__metadata__", None)
+    out, new = b"", {}
+    for name, t in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
+        begin, end = t["data_offsets"]
+        if name == "wpe.weight":
+            end = begin + (end - begin) * 8 // t["shape"][0]
+            t = dict(t, shape=[8] + t["shape"][1:])
+        new[name] = dict(t, data_offsets=[len(out), len(out) + end - begin])
+        out += data[begin:end]
+    if meta is not None:
+        new["__metadata__"] = meta
+    write_st(weights(d), new, out)
+    with open(os.path.join(d, "config.json")) as f:
+        config = json.load(f)
+    config["n_positions"] = 8
+    config.pop("n_ctx", None)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f)
+    return ["--assistant-model", d]
+
+
 def other_tokenizer_draft(tmp):
     """The draft model with tokens 0 and 1 swapped in its vocab.json (tests/draft_other_tokenizer.sh)."""
     d = draft_copy(tmp)
@@ -407,6 +433,23 @@ for name, value, first in [  # issue 42 item 5: each was accepted and did someth
         ("invalid UTF-8", "\udcff", r'^error: choice = ".*" is not valid UTF-8, so no text can match it')]:
     CASES.append(Case(f"42 decodebook-generate refuses --choice with {name}", 42, "decodebook-generate",
                       ["--choice", value], 2, first))
+# issue 42 item 5: a draft model given with prompt lookup was dropped without a word; a draft whose
+# context is too small, and mirostat with a draft model, were refused after the prompt was printed
+CASES.append(Case("42 decodebook-generate refuses a draft model with prompt lookup", 42, "decodebook-generate",
+                  ["--assistant-model", DRAFT, "--prompt-lookup-num-tokens", "3", "-n", "4"], 2,
+                  r"^error: a draft model and prompt lookup \(prompt_lookup_num_tokens 3\) are both given, and one "
+                  r"drafter drafts each round",
+                  fix=r"^  fix: drop --assistant-model \(or pass --assistant-model none\), or --prompt-lookup-num-tokens$"))
+CASES.append(Case("42 decodebook-generate refuses a draft of 8 positions before any output", 42, "decodebook-generate",
+                  ["-n", "8"], 1,
+                  r"^error: the draft model in '.*/draft' holds 8 positions of context, fewer than the 12 this run "
+                  r"needs \(the prompt's 4 tokens \+ max_new_tokens 8\)$",
+                  fix=r"^  fix: pass --assistant-model a draft model with a context of at least 12 positions, or "
+                      r"shorten --prompt and --max-new-tokens to 8 together$", setup=short_context_draft))
+CASES.append(Case("42 decodebook-generate refuses mirostat with a draft model before any output", 42,
+                  "decodebook-generate", ["--assistant-model", DRAFT, "--order", "llama.cpp", "--mirostat", "2"], 2,
+                  r"^error: mirostat = 2 with speculative decoding is not offered: verifying k drafts at once",
+                  fix=r"^  fix: drop --assistant-model, or --mirostat$"))
 # issue 42 item 4: decodebook-bench checks every input before it measures (a draft of another
 # tokenizer was measured without a word; a bogus --blas-list became a table row after minutes)
 CASES.append(Case("42 bench refuses a draft model of another tokenizer before measuring", 42, "decodebook-bench",
