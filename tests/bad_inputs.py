@@ -446,6 +446,10 @@ CASES.append(Case("42 decodebook-generate refuses a draft of 8 positions before 
                   r"needs \(the prompt's 4 tokens \+ max_new_tokens 8\)$",
                   fix=r"^  fix: pass --assistant-model a draft model with a context of at least 12 positions, or "
                       r"shorten --prompt and --max-new-tokens to 8 together$", setup=short_context_draft))
+CASES.append(Case("42 chapter-08 refuses a draft of 8 positions before any output", 42, "chapter-08", ["-n", "4"], 1,
+                  r"^error: the draft model in '.*/draft' holds 8 positions of context, fewer than the 14 this run "
+                  r"needs \(the prompt's 4 tokens \+ the 10 tokens chapter-08 continues it by\)$",
+                  setup=short_context_draft))
 CASES.append(Case("42 decodebook-generate refuses mirostat with a draft model before any output", 42,
                   "decodebook-generate", ["--assistant-model", DRAFT, "--order", "llama.cpp", "--mirostat", "2"], 2,
                   r"^error: mirostat = 2 with speculative decoding is not offered: verifying k drafts at once",

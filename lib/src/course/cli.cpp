@@ -322,7 +322,24 @@ std::optional<Gpt2> open_draft_model(const std::string& dir, std::optional<Weigh
 }
 
 std::optional<Gpt2> open_assistant(const CommandLine& cl, const Session& s) {
-    return open_draft_model(cl.assistant_model_dir, cl.dtype, s.model, s.tokenizer);
+    std::optional<Gpt2> draft = open_draft_model(cl.assistant_model_dir, cl.dtype, s.model, s.tokenizer);
+    // the draft's cache holds what the target's does: refused now, naming the draft, not when a
+    // part first drafts ("the model's context of 8"). A REPL's prompts come later: run() checks them.
+    const long more = std::max<long>(cl.config.max_new_tokens, cl.lookahead);
+    const size_t need = s.prompt.size() + static_cast<size_t>(more);
+    if (draft && !cl.interactive && need > static_cast<size_t>(draft->config().n_positions)) {
+        const int held = draft->config().n_positions;
+        throw Error("the draft model in '" + cl.assistant_model_dir + "' holds " + std::to_string(held) +
+                        " positions of context, fewer than the " + std::to_string(need) + " this run needs (the prompt's " +
+                        std::to_string(s.prompt.size()) + " tokens + " +
+                        (cl.config.max_new_tokens >= cl.lookahead
+                             ? "max_new_tokens " + std::to_string(cl.config.max_new_tokens)
+                             : "the " + std::to_string(cl.lookahead) + " tokens " + cl.program + " continues it by") +
+                        ")",
+                    "pass --assistant-model a draft model with a context of at least " + std::to_string(need) +
+                        " positions, or shorten --prompt and --max-new-tokens to " + std::to_string(held) + " together");
+    }
+    return draft;
 }
 
 Session open_session(const CommandLine& cl) {

@@ -127,7 +127,9 @@ Session open_session(const CommandLine& command_line);
 /// Introduced in chapter 08.
 /// @param command_line its assistant_model_dir
 /// @param session the target: the draft's tokenizer must be its tokenizer, token by token
-/// @throws Error from loading, or when the tokenizers or vocabulary sizes differ.
+/// @throws Error from loading, when the tokenizers or vocabulary sizes differ, or (not
+/// interactive) when the draft's context cannot hold the prompt and max_new_tokens (or the
+/// program's lookahead).
 std::optional<Gpt2> open_assistant(const CommandLine& command_line, const Session& session);
 
 /// The draft model in `dir` (none when `dir` is empty), checked against a target as
