@@ -303,6 +303,19 @@ ModelOptions read_model_options(const CommandLine& cl) {
         if (b > a) o.blas_list.push_back(cl.extra.at("blas-list").substr(a, b - a));
     }
     if (o.blas_list.empty()) throw UsageError("--blas-list is empty", "pass e.g. --blas-list openblas,blis");
+    // a name or a path the user gave is refused now, not as a table row after minutes of measuring;
+    // only BLIS may be missing (the default list names it: its row says how to install it)
+    for (const std::string& name : o.blas_list) {
+        if (name == "openblas" || name == "blis") continue;
+        try {
+            use_blas(name);
+        } catch (const Error& e) {
+            use_blas("openblas");
+            throw UsageError("--blas-list names '" + name + "': " + e.problem(),
+                             "pass --blas-list with openblas, blis or paths of CBLAS libraries, comma-separated");
+        }
+    }
+    use_blas("openblas");
     o.dir = cl.extra.at("gpt2-small-dir");
     return o;
 }
@@ -652,11 +665,8 @@ void print_verify_costs(const Gpt2& model, nlohmann::json& report) {
 }
 
 // ... and the speed-up on the embedded model, with prompt lookup and with the draft model
-void print_speculative_speedup(const CommandLine& cl, nlohmann::json& report) {
-    const Gpt2 small = Gpt2::load(cl.model_dir, cl.dtype);
-    const Tokenizer tok = Tokenizer::load(cl.model_dir);
-    const std::string draft_dir = resolve_assistant_dir(cl.extra.at("assistant-model"));
-    const std::optional<Gpt2> draft = draft_dir.empty() ? std::nullopt : std::optional<Gpt2>(Gpt2::load(draft_dir));
+void print_speculative_speedup(const Gpt2& small, const Tokenizer& tok, const std::optional<Gpt2>& draft,
+                               nlohmann::json& report) {
     const std::vector<int> prompt = tok.encode("The best way to");
     GenerationConfig config;
     config.max_new_tokens = 96;
@@ -686,8 +696,22 @@ void print_speculative_speedup(const CommandLine& cl, nlohmann::json& report) {
 // Chapters 07 and 08 on the GPT-2-124M-shaped model (and the embedded one): decode against the
 // roofline, prefill per BLAS, memory, cached vs naive, speculative decoding. Measures first, then
 // prints and fills `report`.
-void measure_model(const CommandLine& cl, nlohmann::json& report) {
-    const ModelOptions o = read_model_options(cl);
+// What the speculative figures run on: the embedded model, its tokenizer and --assistant-model's
+// draft, checked against it (main opens them before measuring anything).
+struct SpeculativeModels {
+    Gpt2 model;
+    Tokenizer tokenizer;
+    std::optional<Gpt2> draft;
+};
+
+SpeculativeModels open_speculative_models(const CommandLine& cl) {
+    SpeculativeModels m{Gpt2::load(cl.model_dir, cl.dtype), Tokenizer::load(cl.model_dir), std::nullopt};
+    m.draft = open_draft_model(resolve_assistant_dir(cl.extra.at("assistant-model")), std::nullopt, m.model, m.tokenizer);
+    return m;
+}
+
+void measure_model(const CommandLine& cl, const ModelOptions& o, const SpeculativeModels& speculative,
+                   nlohmann::json& report) {
     const bool writes_model = write_model_if_missing(o.dir);
     std::cout << "decodebook-bench: GPT-2 124M shape, random weights (stored F16), greedy; decode with the weights "
                  "held in float32 and in float16, everything else in float32\n";
@@ -717,7 +741,7 @@ void measure_model(const CommandLine& cl, nlohmann::json& report) {
     report["kernel_targets"] = kernel_targets_supported();
     if (o.naive_tokens > 0) print_cached_vs_naive(model, cl, o.naive_tokens, report);
     print_verify_costs(model, report);
-    print_speculative_speedup(cl, report);
+    print_speculative_speedup(speculative.model, speculative.tokenizer, speculative.draft, report);
 }
 
 }  // namespace
@@ -762,10 +786,14 @@ int main(int argc, char** argv) {
         const std::string json_path = cl.extra.at("json");
         if (!json_path.empty()) {  // refuse an unwritable report before minutes of measuring
             std::ofstream probe(json_path, std::ios::app);
-            if (!probe) throw Error("cannot write '" + json_path + "'", "give --json a file in a writable folder");
+            if (!probe) throw UsageError("cannot write '" + json_path + "'", "give --json a file in a writable folder");
         }
+        // every input is checked before anything is measured: the model part's options and the
+        // draft model (another tokenizer used to be measured without a word)
+        const ModelOptions model_options = read_model_options(cl);
+        const SpeculativeModels speculative = open_speculative_models(cl);
         nlohmann::json report;
-        if (part != "mask") measure_model(cl, report);
+        if (part != "mask") measure_model(cl, model_options, speculative, report);
         if (part != "model") report["mask"] = run_mask_bench({cl.model_dir, cl.extra.at("gpt2-vocab"), mask_documents});
         if (!json_path.empty()) {
             std::ofstream(json_path) << report.dump(2) << "\n";

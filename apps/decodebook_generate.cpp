@@ -58,12 +58,33 @@ void run_beams(const Session& session, const GenerationConfig& config, const std
     std::fprintf(stderr, "[beam search, %d beams: %.2f s]\n", config.num_beams, seconds);
 }
 
+// The draft model of --assistant-model (chapter 08), with its folder for the messages.
+struct Assistant {
+    const Gpt2* model = nullptr;  // null: none
+    std::string dir;
+};
+
+// The drafter of a speculative run, made before any output: a draft model whose context cannot
+// hold the prompt and max_new_tokens is refused naming it (not "the model's context").
+Drafter speculative_drafter(const Session& session, const Assistant& draft, const GenerationConfig& config,
+                            const std::vector<int>& ids) {
+    const size_t capacity = ids.size() + static_cast<size_t>(config.max_new_tokens);
+    if (draft.model && config.prompt_lookup_num_tokens == 0 &&
+        capacity > static_cast<size_t>(draft.model->config().n_positions)) {
+        const int held = draft.model->config().n_positions;
+        throw Error("the draft model in '" + draft.dir + "' holds " + std::to_string(held) +
+                        " positions of context, fewer than the " + std::to_string(capacity) + " this run needs (the prompt's " +
+                        std::to_string(ids.size()) + " tokens + max_new_tokens " + std::to_string(config.max_new_tokens) + ")",
+                    "pass --assistant-model a draft model with a context of at least " + std::to_string(capacity) +
+                        " positions, or shorten --prompt and --max-new-tokens to " + std::to_string(held) + " together");
+    }
+    return make_drafter(config, draft.model, resolve_eos_ids(config, session.model.config().eos_token_id), capacity);
+}
+
 // Speculative decoding (chapter 08): streamed, then the drafts kept and the tokens per target call.
-void run_speculative(const Session& session, const Gpt2* draft, const GenerationConfig& config, const Display& display,
+void run_speculative(const Session& session, const Drafter& drafter, const GenerationConfig& config, const Display& display,
                      const std::vector<int>& ids, const std::string& prompt) {
     std::cout << prompt << std::flush;
-    const Drafter drafter = make_drafter(config, draft, resolve_eos_ids(config, session.model.config().eos_token_id),
-                                         ids.size() + static_cast<size_t>(config.max_new_tokens));
     SpeculativeStats st;
     const auto start = std::chrono::steady_clock::now();
     const Generation g = generate_speculative(session.model, session.tokenizer, ids, config, drafter, &st,
@@ -99,16 +120,15 @@ void run_plain(const Session& session, const GenerationConfig& config, const Dis
 
 // Generate one continuation, streaming it, on the loop the library picks for the config (decode_loop);
 // throws Error if the request is refused.
-void run(const Session& session, const Gpt2* draft, GenerationConfig config, const Display& display,
+void run(const Session& session, const Assistant& draft, GenerationConfig config, const Display& display,
          const std::string& prompt) {
     const std::vector<int> ids = session.tokenizer.encode(prompt);
     // the constraint (chapter 09), DRY's breakers and the ids the biases name (chapter 10)
     bind_to_tokenizer(config, session.tokenizer, resolve_eos_ids(config, session.model.config().eos_token_id));
     check_request(session.model.config(), ids, config);  // config, prompt and EOS ids, before any output
-    if (display.show_chain) std::cout << "chain: " << LogitsChain(config).describe() << "\n";
     DecodeLoop loop = DecodeLoop::Plain;
     try {
-        loop = decode_loop(config, draft != nullptr);
+        loop = decode_loop(config, draft.model != nullptr);
     } catch (const Error& e) {  // a refused combination of flags: a usage error (exit 2)
         throw UsageError(e.problem(), e.fix());
     }
@@ -117,14 +137,17 @@ void run(const Session& session, const Gpt2* draft, GenerationConfig config, con
                         " at once",
                     "drop --show-steps (chapter-05 draws beams as a tree), or --num-beams");
     }
+    std::optional<Drafter> drafter;  // made before any output: it may refuse the draft model
+    if (loop == DecodeLoop::Speculative) drafter = speculative_drafter(session, draft, config, ids);
+    if (display.show_chain) std::cout << "chain: " << LogitsChain(config).describe() << "\n";
     switch (loop) {
         case DecodeLoop::Beams: return run_beams(session, config, ids, prompt);
-        case DecodeLoop::Speculative: return run_speculative(session, draft, config, display, ids, prompt);
+        case DecodeLoop::Speculative: return run_speculative(session, *drafter, config, display, ids, prompt);
         case DecodeLoop::Plain: return run_plain(session, config, display, ids, prompt);
     }
 }
 
-void repl(const Session& session, const Gpt2* draft, GenerationConfig config, Display display) {
+void repl(const Session& session, const Assistant& draft, GenerationConfig config, Display display) {
     std::cout << "decodebook-generate interactive. Type a prompt, or :set NAME VALUE, :show, :help, :quit\n";
     // the prompt, then a line: until the input ends
     const auto next_line = [](std::string& line) {
@@ -184,11 +207,12 @@ int main(int argc, char** argv) {
     return run_program([&] {
         const Session session = open_session(cl);
         const std::optional<Gpt2> draft = open_assistant(cl, session);  // --assistant-model (chapter 08)
+        const Assistant assistant{draft ? &*draft : nullptr, cl.assistant_model_dir};
         const Display display{cl.show_steps, cl.show_chain};
         if (cl.interactive) {
-            repl(session, draft ? &*draft : nullptr, cl.config, display);
+            repl(session, assistant, cl.config, display);
         } else {
-            run(session, draft ? &*draft : nullptr, cl.config, display, cl.prompt);
+            run(session, assistant, cl.config, display, cl.prompt);
         }
         return 0;
     });

@@ -188,12 +188,69 @@ def deep_schema(tmp):
     return ["--json-schema", path]
 
 
+def doubling_schema(tmp):
+    """20 nested arrays (518 bytes): each array writes its items' regex twice, so the regex doubled
+    per level and the DFA compiler took 15-30 s and 2.7 GB to refuse it (618 bytes: bad_alloc)."""
+    path = os.path.join(tmp, "arrays.json")
+    with open(path, "w") as f:
+        f.write('{"type":"array","items":' * 20 + '{"type":"integer"}' + "}" * 20)
+    return ["--json-schema", path]
+
+
 def big_enum(tmp):
     """An enum of 100,000 strings: its converter de-duplicated alternatives in quadratic time (38 s)."""
     path = os.path.join(tmp, "enum.json")
     with open(path, "w") as f:
         json.dump({"enum": [f"w{i}" for i in range(100000)]}, f)
     return ["--json-schema", path]
+
+
+DRAFT = os.path.join(ROOT, "models", "fortunes-draft")
+
+
+def draft_copy(tmp):
+    """A copy of the embedded draft model folder that a case may change."""
+    d = os.path.join(tmp, "draft")
+    shutil.copytree(DRAFT, d)
+    return d
+
+
+def short_context_draft(tmp):
+    """The draft model cut to a context of 8 positions (wpe's first 8 rows): it used to be refused
+    after the prompt was printed, as 'the model's context of 8'."""
+    d = draft_copy(tmp)
+    header, data = read_st(weights(d))
+    meta = header.pop("__metadata__", None)
+    out, new = b"", {}
+    for name, t in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
+        begin, end = t["data_offsets"]
+        if name == "wpe.weight":
+            end = begin + (end - begin) * 8 // t["shape"][0]
+            t = dict(t, shape=[8] + t["shape"][1:])
+        new[name] = dict(t, data_offsets=[len(out), len(out) + end - begin])
+        out += data[begin:end]
+    if meta is not None:
+        new["__metadata__"] = meta
+    write_st(weights(d), new, out)
+    with open(os.path.join(d, "config.json")) as f:
+        config = json.load(f)
+    config["n_positions"] = 8
+    config.pop("n_ctx", None)
+    with open(os.path.join(d, "config.json"), "w") as f:
+        json.dump(config, f)
+    return ["--assistant-model", d]
+
+
+def other_tokenizer_draft(tmp):
+    """The draft model with tokens 0 and 1 swapped in its vocab.json (tests/draft_other_tokenizer.sh)."""
+    d = draft_copy(tmp)
+    with open(os.path.join(d, "vocab.json")) as f:
+        vocab = json.load(f)
+    first = {i: t for t, i in vocab.items() if i in (0, 1)}
+    vocab[first[0]], vocab[first[1]] = 1, 0
+    with open(os.path.join(d, "vocab.json"), "w") as f:
+        json.dump(vocab, f)
+    return ["--assistant-model", d]
 
 
 LONG_PROMPT = " ".join(["cat"] * 245)  # 246 tokens with the embedded tokenizer: fits 256 with -n 1
@@ -356,6 +413,11 @@ for program in ("decodebook-generate", "chapter-09"):  # issue 42 item 1: exit 1
     CASES.append(Case(f"42 {program} refuses a schema nested 10000 deep", 42, program, [], 2,
                       r"^error: the JSON schema .*deep.json nests objects and arrays more than 128 levels deep$",
                       fix=r"^  fix: flatten the schema: at most 128 levels of nesting are supported$", setup=deep_schema))
+for program in ("decodebook-generate", "chapter-09"):  # issue 42 item 2: 15-30 s and 2.7 GB before
+    CASES.append(Case(f"42 {program} refuses 20 nested arrays as their regex doubles", 42, program, [], 2,
+                      r"^error: the regex of the schema at /items/items/items/items/items/items grows past 1048576 "
+                      r"bytes, more than the DFA compiler could take \(each array writes its items' regex twice",
+                      fix=r"^  fix: make the schema smaller: fewer nested arrays", setup=doubling_schema))
 CASES.append(Case("42 decodebook-generate refuses an enum of 100000 strings as a schema too large", 42,
                   "decodebook-generate", [], 2,
                   r"^error: the JSON schema .*enum.json converts to a regex too large for the DFA compiler: ",
@@ -371,6 +433,43 @@ for name, value, first in [  # issue 42 item 5: each was accepted and did someth
         ("invalid UTF-8", "\udcff", r'^error: choice = ".*" is not valid UTF-8, so no text can match it')]:
     CASES.append(Case(f"42 decodebook-generate refuses --choice with {name}", 42, "decodebook-generate",
                       ["--choice", value], 2, first))
+# issue 42 item 5: a draft model given with prompt lookup was dropped without a word; a draft whose
+# context is too small, and mirostat with a draft model, were refused after the prompt was printed
+CASES.append(Case("42 decodebook-generate refuses a draft model with prompt lookup", 42, "decodebook-generate",
+                  ["--assistant-model", DRAFT, "--prompt-lookup-num-tokens", "3", "-n", "4"], 2,
+                  r"^error: a draft model and prompt lookup \(prompt_lookup_num_tokens 3\) are both given, and one "
+                  r"drafter drafts each round",
+                  fix=r"^  fix: drop --assistant-model \(or pass --assistant-model none\), or --prompt-lookup-num-tokens$"))
+CASES.append(Case("42 decodebook-generate refuses a draft of 8 positions before any output", 42, "decodebook-generate",
+                  ["-n", "8"], 1,
+                  r"^error: the draft model in '.*/draft' holds 8 positions of context, fewer than the 12 this run "
+                  r"needs \(the prompt's 4 tokens \+ max_new_tokens 8\)$",
+                  fix=r"^  fix: pass --assistant-model a draft model with a context of at least 12 positions, or "
+                      r"shorten --prompt and --max-new-tokens to 8 together$", setup=short_context_draft))
+CASES.append(Case("42 chapter-08 refuses a draft of 8 positions before any output", 42, "chapter-08", ["-n", "4"], 1,
+                  r"^error: the draft model in '.*/draft' holds 8 positions of context, fewer than the 14 this run "
+                  r"needs \(the prompt's 4 tokens \+ the 10 tokens chapter-08 continues it by\)$",
+                  setup=short_context_draft))
+CASES.append(Case("42 decodebook-generate refuses mirostat with a draft model before any output", 42,
+                  "decodebook-generate", ["--assistant-model", DRAFT, "--order", "llama.cpp", "--mirostat", "2"], 2,
+                  r"^error: mirostat = 2 with speculative decoding is not offered: verifying k drafts at once",
+                  fix=r"^  fix: drop --assistant-model, or --mirostat$"))
+# issue 42 item 4: decodebook-bench checks every input before it measures (a draft of another
+# tokenizer was measured without a word; a bogus --blas-list became a table row after minutes)
+CASES.append(Case("42 bench refuses a draft model of another tokenizer before measuring", 42, "decodebook-bench",
+                  ["--part", "model"], 1,
+                  r"^error: the draft model in '.*/draft' has another tokenizer: token 0 differs from the model's$",
+                  setup=other_tokenizer_draft))
+CASES.append(Case("42 bench refuses --blas-list bogus before measuring", 42, "decodebook-bench",
+                  ["--part", "model", "--blas-list", "openblas,bogus"], 2,
+                  r"^error: --blas-list names 'bogus': unknown BLAS 'bogus'$",
+                  fix=r"^  fix: pass --blas-list with openblas, blis or paths of CBLAS libraries, comma-separated$"))
+CASES.append(Case("42 bench refuses --blas-list of a missing library before measuring", 42, "decodebook-bench",
+                  ["--part", "mask", "--blas-list", "/nonexistent/libcblas.so"], 2,
+                  r"^error: --blas-list names '/nonexistent/libcblas.so': cannot load the BLAS"))
+CASES.append(Case("42 bench refuses --json in a missing folder as a usage error", 42, "decodebook-bench",
+                  ["--json", "/nonexistent/x.json"], 2, r"^error: cannot write '/nonexistent/x.json'$",
+                  fix=r"^  fix: give --json a file in a writable folder$"))
 CASES.append(Case("22 REPL :set typical-p 1.5", 22, "decodebook-generate", ["--interactive"], 0, None,
                   stdin=":set typical-p 1.5\n:quit\n",
                   check_stdout=r"error: typical_p = 1.5 is invalid: it must be in \(0, 1\] \(1 = off\)"))

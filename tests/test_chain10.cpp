@@ -419,6 +419,32 @@ TEST_CASE("begin_suppress_tokens applies at the first new token only", "[chain10
     CHECK(same(chain.apply(z, DecodeContext{prompt, one, 1, {}}), xt::xtensor<float, 1>{0, 0, 0, 0, -INFINITY, 0}));
 }
 
+// Issue 42: banning every id named each of them, twice: an 18 KB message for 2048 ids.
+TEST_CASE("a chain that bans every token names the processor and how many ids it lists", "[chain10][sampler][errors]") {
+    constexpr int V = 2048;
+    GenerationConfig suppress;
+    GenerationConfig bias;
+    for (int id = 0; id < V; ++id) {
+        suppress.suppress_tokens.push_back(id);
+        bias.logit_bias.push_back({id, -INFINITY});
+    }
+    const std::vector<int> prompt{0}, none{};
+    const DecodeContext context{prompt, none, 0, {}};
+    const xt::xtensor<float, 1> z = xt::zeros<float>({static_cast<size_t>(V)});
+    const std::string all_suppressed = error_of([&] { (void)LogitsChain(suppress).apply(z, context); });
+    INFO(all_suppressed.substr(0, 400));
+    CHECK_THAT(all_suppressed, Catch::StartsWith("no token is left after suppress_tokens(2048 ids) at step 0"));
+    CHECK(all_suppressed.size() < 300);
+    const std::string all_biased = error_of([&] { (void)LogitsChain(bias).apply(z, context); });
+    INFO(all_biased.substr(0, 400));
+    CHECK_THAT(all_biased, Catch::StartsWith("no token is left after sequence_bias(2048 entries) at step 0"));  // hf's order
+    CHECK(all_biased.size() < 300);
+    GenerationConfig few;  // a short list is still written out
+    few.suppress_tokens = {0, 1, 2};
+    CHECK_THAT(error_of([&] { (void)LogitsChain(few).apply(xt::xtensor<float, 1>{0, 0, 0}, context); }),
+               Catch::StartsWith("no token is left after suppress_tokens(0 1 2) at step 0"));
+}
+
 TEST_CASE("XTC's coin is a pure function of the seed and the step", "[chain10][sampler][xtc]") {
     GenerationConfig c;
     c.order = ChainOrder::LlamaCpp;

@@ -791,6 +791,46 @@ TEST_CASE("a schema nested past the limit is refused before anything recurses th
     CHECK_THROWS_WITH(json_schema_regex(ojson::parse(nested_any_of(64))), Catch::Contains("more than 128 levels deep"));
 }
 
+// Issue 42 item 2: an array writes its items' regex twice, so 20 nested arrays (518 bytes) asked
+// for some 100 MB of regex, and the DFA compiler took 15-30 s and 2.7 GB to refuse it. The
+// converter now refuses a part that grows past kMaxRegexBytes (1 MiB) as it builds it, naming it.
+TEST_CASE("a schema whose regex doubles per level is refused as it grows naming where", "[json-schema]") {
+    const auto nested_arrays = [](int n) {
+        std::string s;
+        for (int i = 0; i < n; ++i) s += R"({"type":"array","items":)";
+        return s + R"({"type":"integer"})" + std::string(static_cast<size_t>(n), '}');
+    };
+    CHECK(nested_arrays(20).size() == 518);
+    try {
+        (void)json_schema_regex(parse_json_schema(nested_arrays(20), "arrays.json"));
+        FAIL("20 nested arrays converted");
+    } catch (const Error& e) {
+        const std::string what = e.what();
+        INFO(what);
+        CHECK_THAT(what, Catch::StartsWith("the regex of the schema at /items/items/"));
+        CHECK_THAT(what, Catch::Contains("grows past 1048576 bytes") && Catch::Contains("nested arrays double it"));
+        CHECK_THAT(what, Catch::Contains("fix: make the schema smaller") && !Catch::Contains("{m,n}"));
+    }
+    // a few levels convert as before: the bound only refuses
+    CHECK(json_schema_regex(parse_json_schema(nested_arrays(3), "arrays.json")).size() < 2000);
+    // n optional properties write about n^2 / 2 members (one alternative per last member present)
+    ojson properties = ojson::object();
+    for (int i = 0; i < 1000; ++i) properties["p" + std::to_string(i)] = ojson{{"type", "integer"}};
+    CHECK_THROWS_WITH(json_schema_regex(ojson{{"type", "object"}, {"properties", properties}}),
+                      Catch::StartsWith("the regex of the root schema grows past 1048576 bytes") &&
+                          Catch::Contains("each one is written again after every one before it"));
+    // a $ref target is converted once: 40 definitions each naming the one before twice (anyOf
+    // keeps one of equal branches) visited the first 2^40 times, and never finished
+    ojson defs = ojson::object();
+    defs["d0"] = ojson{{"type", "integer"}};
+    for (int i = 1; i <= 40; ++i) {
+        const std::string before = "#/$defs/d" + std::to_string(i - 1);
+        defs["d" + std::to_string(i)] = ojson{{"anyOf", ojson::array({ojson{{"$ref", before}}, ojson{{"$ref", before}}})}};
+    }
+    CHECK(json_schema_regex(ojson{{"$defs", defs}, {"$ref", "#/$defs/d40"}}) ==
+          json_schema_regex(ojson{{"type", "integer"}}));
+}
+
 TEST_CASE("whitespace between tokens is bounded by max_spaces", "[json-schema]") {
     const ojson schema = ojson::parse(R"({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}},
         "b": {"type": "object", "properties": {}}, "c": {"type": "string"}}, "required": ["a"]})");

@@ -175,3 +175,34 @@ TEST_CASE("serve_requests refuses what it cannot serve with the fix", "[serve][e
                       Catch::Contains("without now or wait_until") && Catch::Contains("wall_clock()"));
     CHECK(fake.t == 0);  // refused before any model call
 }
+
+// Issue 42: a num_beams = 2 request was served as greedy, an arrival of 1e300 gave a TTFT of
+// -1e300, and 2^62 slots threw std::length_error from the cache's allocation.
+TEST_CASE("serve_requests refuses beams and prompt lookup and arrivals and slots past its bounds", "[serve][errors]") {
+    GenerationConfig config;
+    config.max_new_tokens = 4;
+    const std::vector<ServeRequest> two{request("The best way to", config, 0, 0), request("Life is", config, 0, 2)};
+    FakeClock fake;
+    const ServeClock clock = fake.clock();
+    std::vector<ServeRequest> beams = two;
+    beams[1].config.num_beams = 2;
+    CHECK_THROWS_WITH(serve_requests(model(), nullptr, beams, 2, Scheduling::Continuous, clock),
+                      Catch::Contains("request 1 asks for beam search (num_beams 2)") &&
+                          Catch::Contains("one token per request per step") && Catch::Contains("beam_search_cached"));
+    std::vector<ServeRequest> lookup = two;
+    lookup[0].config.prompt_lookup_num_tokens = 3;
+    CHECK_THROWS_WITH(serve_requests(model(), nullptr, lookup, 2, Scheduling::Continuous, clock),
+                      Catch::Contains("request 0 asks for speculative decoding (prompt_lookup_num_tokens 3)"));
+    std::vector<ServeRequest> late = two;
+    late[1].arrival = 1e300;
+    CHECK_THROWS_WITH(serve_requests(model(), nullptr, late, 2, Scheduling::Static, clock),
+                      Catch::Contains("request 1 arrives at 1e+300, after the 86400000") &&
+                          Catch::Contains("from 0 to 86400000"));
+    late[1].arrival = kMaxServeArrival;  // the bound itself is served
+    CHECK_NOTHROW(serve_requests(model(), nullptr, late, 2, Scheduling::Static, clock));
+    fake.t = 0;
+    CHECK_THROWS_WITH(serve_requests(model(), nullptr, two, size_t{1} << 62, Scheduling::Continuous, clock),
+                      Catch::Contains("4611686018427387904 slots, more than the 4096") &&
+                          Catch::Contains("at most 4096 slots"));
+    CHECK(fake.t == 0);  // refused before any model call
+}

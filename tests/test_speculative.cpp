@@ -498,6 +498,30 @@ TEST_CASE("the speculative knobs are checked and a drafter is required", "[specu
     CHECK(make_drafter(lookup, nullptr, eos, 64)(ctx, 2).ids.empty());
 }
 
+// Issue 42: a draft model with prompt lookup was dropped without a word (HF's generate does the
+// same), and mirostat with a draft model was refused only by make_drafter, after the prompt was
+// printed; a draft whose context was too small spoke of "the model's context".
+TEST_CASE("decode_loop refuses a draft model with prompt lookup or mirostat and make_drafter a short draft context", "[speculative][errors]") {
+    GenerationConfig lookup;
+    lookup.prompt_lookup_num_tokens = 3;
+    CHECK(decode_loop(lookup, false) == DecodeLoop::Speculative);
+    CHECK_THROWS_WITH(decode_loop(lookup, true),
+                      Catch::Contains("a draft model and prompt lookup (prompt_lookup_num_tokens 3) are both given") &&
+                          Catch::Contains("drop --assistant-model"));
+    GenerationConfig mirostat;
+    mirostat.order = ChainOrder::LlamaCpp;
+    mirostat.do_sample = true;
+    mirostat.mirostat = 2;
+    CHECK(decode_loop(mirostat, false) == DecodeLoop::Plain);
+    CHECK_THROWS_WITH(decode_loop(mirostat, true), Catch::Contains("mirostat = 2 with speculative decoding is not offered"));
+    const std::vector<int> eos{model().config().eos_token_id};
+    const int held = trained_draft().config().n_positions;
+    CHECK_NOTHROW(make_drafter(GenerationConfig{}, &trained_draft(), eos, static_cast<size_t>(held)));
+    CHECK_THROWS_WITH(make_drafter(GenerationConfig{}, &trained_draft(), eos, static_cast<size_t>(held) + 1),
+                      Catch::Contains("the draft model's context holds " + std::to_string(held) + " positions, fewer than the " +
+                                      std::to_string(held + 1)));
+}
+
 TEST_CASE("speculative runs equal the independent reference round for round", "[speculative][reference]") {
     // tests/data/speculative.json (tests/reference/speculative.py, float64): whole runs with the
     // prompt-lookup drafters (HF's and vLLM's rules) and, when it is there, the draft model, greedy

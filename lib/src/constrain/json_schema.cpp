@@ -12,6 +12,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string_view>
 #include <unordered_set>
@@ -695,6 +696,17 @@ int nesting(const Json& value, int limit) {
     return deepest;
 }
 
+// What the converter may write. An array writes its items' regex twice (the first item, then
+// `(, item)*`), n optional properties write about n^2 / 2 members, and a $ref copies its
+// definition each place it is used, so a schema of a few hundred bytes can ask for gigabytes (20
+// nested arrays, 518 bytes: 2.7 GB before the DFA compiler refused them). Each part's regex is
+// measured as it is built, before it is copied again. A regex of 1 MiB is far past what the DFA
+// compiler takes (RegexLimits: 200,000 NFA states; the converter's regexes take 0.6 to 1.6 states
+// a byte). All that every visit returns is bounded too, a backstop for copies the alternation
+// drops (anyOf keeps one of equal branches).
+constexpr size_t kMaxRegexBytes = size_t{1} << 20;
+constexpr size_t kMaxWrittenBytes = size_t{64} << 20;
+
 [[noreturn]] void too_deep(const std::string& what) {
     throw Error(what + " nests objects and arrays more than " + std::to_string(kMaxSchemaNesting) + " levels deep",
                 "flatten the schema: at most " + std::to_string(kMaxSchemaNesting) + " levels of nesting are supported");
@@ -724,6 +736,30 @@ private:
     const Json& root_;
     std::string ws_;
     std::vector<std::string> active_refs_;  // where each $ref being expanded stands
+    size_t written_ = 0;                     // bytes of regex every visit so far returned
+    std::map<std::string, std::string> expanded_;  // each $ref target's regex, written once
+
+    // `bytes` of regex for the schema at `at`, about to be written: refused past the bounds above,
+    // naming the part that grew and why it can (`why`).
+    void check_size(size_t bytes, const std::string& at,
+                    const char* why = "each array writes its items' regex twice, so nested arrays double it") const {
+        if (bytes > kMaxRegexBytes)
+            throw Error("the regex of " + schema_name(at) + " grows past " + std::to_string(kMaxRegexBytes) +
+                            " bytes, more than the DFA compiler could take (" + why + ")",
+                        "make the schema smaller: fewer nested arrays, properties or enum values");
+        if (written_ + bytes > kMaxWrittenBytes)
+            throw Error("converting the JSON schema writes more than " + std::to_string(kMaxWrittenBytes) +
+                            " bytes of regex, reached at " + schema_name(at) +
+                            " (each $ref writes its definition again where it is used)",
+                        "make the schema smaller: fewer $ref uses of large definitions, fewer nested arrays");
+    }
+
+    std::string visit(const Json& schema, const std::string& at) {
+        std::string out = visit_schema(schema, at);
+        check_size(out.size(), at);
+        written_ += out.size();
+        return out;
+    }
 
     [[noreturn]] static void refuse(std::string_view key, const std::string& at) {
         throw Error("JSON-schema keyword \"" + std::string(key) + "\" at " + pointer_child(at, key) +
@@ -736,7 +772,7 @@ private:
         throw Error("malformed schema: \"" + std::string(key) + "\" at " + pointer_child(at, key) + " " + what, fix);
     }
 
-    std::string visit(const Json& schema, const std::string& at) {
+    std::string visit_schema(const Json& schema, const std::string& at) {
         if (schema.is_boolean())
             throw Error(schema_name(at) + " is the boolean schema " + schema.dump() + ", outside the subset",
                         "write an object schema with a type");
@@ -864,9 +900,12 @@ private:
             node = next;
             i = end + 1;
         }
+        // written once: 40 definitions each naming the one before twice (anyOf) took 2^40 visits
+        if (const auto done = expanded_.find(target); done != expanded_.end()) return done->second;
         active_refs_.push_back(at);
         std::string out = visit(*node, target);
         active_refs_.pop_back();
+        expanded_.emplace(target, out);
         return out;
     }
 
@@ -877,8 +916,11 @@ private:
             malformed(key, at, "is not a non-empty list of schemas", "write a list of schemas");
         std::vector<std::string> alternatives;
         const std::string here = pointer_child(at, key);
-        for (size_t i = 0; i < branches.size(); ++i)
+        size_t bytes = 0;
+        for (size_t i = 0; i < branches.size(); ++i) {
             alternatives.push_back(visit(branches[i], here + "/" + std::to_string(i)));
+            check_size(bytes += alternatives.back().size() + 1, at);
+        }
         return any_of(alternatives);
     }
 
@@ -1056,6 +1098,7 @@ private:
         if (hi && *hi < lo) throw Error("minItems is above maxItems in " + schema_name(at), "make minItems <= maxItems");
         const std::string item = visit(items, pointer_child(at, "items"));
         if (hi && *hi == 0) return "\\[" + ws_ + "\\]";
+        check_size(2 * (item.size() + 2 * ws_.size()) + 16, at);  // the first item, then (, item)*
         const std::string more = repeat(ws_ + "," + ws_ + item, std::max(lo, 1L) - 1, hi ? *hi - 1 : kUnbounded);
         const std::string body = item + more + ws_;
         return "\\[" + ws_ + (lo == 0 ? group(body) + "?" : body) + "\\]";
@@ -1075,13 +1118,16 @@ private:
 
         std::vector<std::string> members;  // ws "name" ws : ws value
         const std::string here = pointer_child(at, "properties");
-        for (const auto& [name, value] : properties.items())
+        size_t bytes = 0;
+        for (const auto& [name, value] : properties.items()) {
             members.push_back(ws_ + literal(Json(name).dump()) + ws_ + ":" + ws_ + visit(value, pointer_child(here, name)));
+            check_size(bytes += members.back().size() + 2 * ws_.size() + 8, at);
+        }
         const std::string close = ws_ + "\\}";
         if (members.empty()) return "\\{" + close;
 
         const auto last_required = std::find(required.rbegin(), required.rend(), true);
-        if (last_required == required.rend()) return "\\{" + group(all_optional(members)) + "?" + close;
+        if (last_required == required.rend()) return "\\{" + group(all_optional(members, at)) + "?" + close;
         const size_t last = required.size() - 1 - size_t(last_required - required.rbegin());
         std::string out = "\\{";
         for (size_t i = 0; i < members.size(); ++i) {
@@ -1093,12 +1139,17 @@ private:
     }
 
     // Members that are all optional: one alternative per last member present (Outlines).
-    std::string all_optional(const std::vector<std::string>& members) const {
+    // Alternative i copies every member before it: n members write about n^2 / 2 of them.
+    std::string all_optional(const std::vector<std::string>& members, const std::string& at) const {
         std::vector<std::string> alternatives;
+        size_t bytes = 0, before = 0;  // before: the members before i, each grouped and optional
         for (size_t i = 0; i < members.size(); ++i) {
+            check_size(bytes += before + members[i].size() + 1, at,
+                       "with no property required, each one is written again after every one before it");
             std::string a;
             for (size_t j = 0; j < i; ++j) a += group(members[j] + ws_ + ",") + "?";
             alternatives.push_back(a + members[i]);
+            before += members[i].size() + ws_.size() + 6;
         }
         return any_of(alternatives);
     }

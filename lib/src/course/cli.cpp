@@ -309,14 +309,36 @@ void check_same_vocabulary(const Tokenizer& target, const Tokenizer& draft, cons
 
 }  // namespace
 
-std::optional<Gpt2> open_assistant(const CommandLine& cl, const Session& s) {
-    if (cl.assistant_model_dir.empty()) return std::nullopt;
-    std::optional<Gpt2> draft(Gpt2::load(cl.assistant_model_dir, cl.dtype));
-    check_same_vocabulary(s.tokenizer, Tokenizer::load(cl.assistant_model_dir), cl.assistant_model_dir);
-    if (draft->config().vocab_size != s.model.config().vocab_size)
-        throw Error("the draft model in '" + cl.assistant_model_dir + "' scores " + std::to_string(draft->config().vocab_size) +
-                        " tokens and the model " + std::to_string(s.model.config().vocab_size),
+std::optional<Gpt2> open_draft_model(const std::string& dir, std::optional<WeightDtype> dtype, const Gpt2& model,
+                                     const Tokenizer& tokenizer) {
+    if (dir.empty()) return std::nullopt;
+    std::optional<Gpt2> draft(Gpt2::load(dir, dtype));
+    check_same_vocabulary(tokenizer, Tokenizer::load(dir), dir);
+    if (draft->config().vocab_size != model.config().vocab_size)
+        throw Error("the draft model in '" + dir + "' scores " + std::to_string(draft->config().vocab_size) +
+                        " tokens and the model " + std::to_string(model.config().vocab_size),
                     "use a draft model trained with the model's tokenizer");
+    return draft;
+}
+
+std::optional<Gpt2> open_assistant(const CommandLine& cl, const Session& s) {
+    std::optional<Gpt2> draft = open_draft_model(cl.assistant_model_dir, cl.dtype, s.model, s.tokenizer);
+    // the draft's cache holds what the target's does: refused now, naming the draft, not when a
+    // part first drafts ("the model's context of 8"). A REPL's prompts come later: run() checks them.
+    const long more = std::max<long>(cl.config.max_new_tokens, cl.lookahead);
+    const size_t need = s.prompt.size() + static_cast<size_t>(more);
+    if (draft && !cl.interactive && need > static_cast<size_t>(draft->config().n_positions)) {
+        const int held = draft->config().n_positions;
+        throw Error("the draft model in '" + cl.assistant_model_dir + "' holds " + std::to_string(held) +
+                        " positions of context, fewer than the " + std::to_string(need) + " this run needs (the prompt's " +
+                        std::to_string(s.prompt.size()) + " tokens + " +
+                        (cl.config.max_new_tokens >= cl.lookahead
+                             ? "max_new_tokens " + std::to_string(cl.config.max_new_tokens)
+                             : "the " + std::to_string(cl.lookahead) + " tokens " + cl.program + " continues it by") +
+                        ")",
+                    "pass --assistant-model a draft model with a context of at least " + std::to_string(need) +
+                        " positions, or shorten --prompt and --max-new-tokens to " + std::to_string(held) + " together");
+    }
     return draft;
 }
 

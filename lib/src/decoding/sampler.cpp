@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
@@ -17,6 +18,21 @@ bool nothing_left(const xt::xtensor<float, 1>& z) {
     for (float v : z)
         if (v != -INFINITY) return false;
     return true;
+}
+
+// A processor's name as an error shows it. A name that lists its ids (suppress_tokens of a whole
+// vocabulary: 9 KB, twice in one message; not a constraint's regex) becomes the processor and how many it lists:
+// "suppress_tokens(2048 ids)", "logit_bias(2048 entries)".
+std::string short_name(const std::string& name) {
+    constexpr size_t kLongest = 80;
+    const size_t open = name.find('(');
+    if (name.size() <= kLongest || open == std::string::npos || name.back() != ')') return name;
+    const std::string_view inside = std::string_view(name).substr(open + 1, name.size() - open - 2);
+    if (inside.find_first_not_of("0123456789 ,:-+.einf") != std::string_view::npos) return name;  // not a list of ids
+    const bool entries = inside.find(", ") != std::string_view::npos;  // "id:bias, id:bias" or "id id id"
+    size_t count = 1;
+    for (size_t at = 0; (at = inside.find(entries ? ", " : " ", at)) != std::string_view::npos; ++at) ++count;
+    return name.substr(0, open) + "(" + std::to_string(count) + (entries ? " entries)" : " ids)");
 }
 
 }  // namespace
@@ -52,14 +68,14 @@ xt::xtensor<float, 1> LogitsChain::apply(const xt::xtensor<float, 1>& logits, co
         if (!nothing_left(z)) continue;
         // A dead end, caught before a later processor fails on it: name the processor that removed
         // the last tokens, with the fix that fits it (never "loosen top-p" for a constraint).
-        const std::string& name = processors_[i].name;
+        const std::string name = short_name(processors_[i].name);
         const std::string problem = "no token is left after " + name + " at step " + std::to_string(context.step);
         if (i < first_) {
             throw Error(problem, "the constraint '" + name + "' allows no token here: it must allow at least one "
                                  "token (EOS where the text may end) in every state it can reach");
         }
         std::string before;
-        for (size_t j = 0; j < i; ++j) before += (before.empty() ? "" : ", ") + processors_[j].name;
+        for (size_t j = 0; j < i; ++j) before += (before.empty() ? "" : ", ") + short_name(processors_[j].name);
         throw Error(problem + (before.empty() ? "" : " (after " + before + ")"),
                     "'" + name + "' removed the last tokens" + (before.empty() ? "" : " the processors before it left") +
                         ": loosen it" + (before.empty() ? "" : " or what runs before it"));

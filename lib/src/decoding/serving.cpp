@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -28,6 +29,11 @@ namespace decodebook {
 namespace {
 
 std::string number(double x) {
+    if (std::abs(x) >= 1e15) {  // to_string would write every digit of 1e300
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", x);
+        return buf;
+    }
     std::string s = std::to_string(x);
     s.erase(s.find_last_not_of('0') + 1);
     if (!s.empty() && s.back() == '.') s.pop_back();
@@ -38,6 +44,10 @@ std::string number(double x) {
 size_t check_requests(const ModelConfig& mc, const std::vector<ServeRequest>& requests, size_t slots, size_t positions,
                       std::vector<std::vector<int>>& eos_ids) {
     if (slots == 0) throw Error("serve_requests got 0 slots", "give the cache at least one row (slots >= 1)");
+    if (slots > kMaxServeSlots)
+        throw Error("serve_requests got " + std::to_string(slots) + " slots, more than the " +
+                        std::to_string(kMaxServeSlots) + " rows its cache may have",
+                    "pass at most " + std::to_string(kMaxServeSlots) + " slots (the most requests running at once)");
     if (requests.empty()) throw Error("serve_requests got no requests", "pass at least one request");
     size_t longest = 0;
     for (size_t i = 0; i < requests.size(); ++i) {
@@ -45,6 +55,18 @@ size_t check_requests(const ModelConfig& mc, const std::vector<ServeRequest>& re
         if (!std::isfinite(r.arrival) || r.arrival < 0)
             throw Error("request " + std::to_string(i) + " arrives at " + number(r.arrival),
                         "give every arrival a finite time >= 0 on the serving clock (0 = when serving starts)");
+        if (r.arrival > kMaxServeArrival)
+            throw Error("request " + std::to_string(i) + " arrives at " + number(r.arrival) + ", after the " +
+                            number(kMaxServeArrival) + " (one day in milliseconds) serve_requests schedules",
+                        "give every arrival a time from 0 to " + number(kMaxServeArrival) + " on the serving clock");
+        if (decode_loop(r.config, false) != DecodeLoop::Plain)
+            throw Error("request " + std::to_string(i) + " asks for " +
+                            (r.config.num_beams > 1 ? "beam search (num_beams " + std::to_string(r.config.num_beams) + ")"
+                                                    : "speculative decoding (prompt_lookup_num_tokens " +
+                                                          std::to_string(r.config.prompt_lookup_num_tokens) + ")") +
+                            ", and serve_requests decodes one token per request per step",
+                        "serve it with num_beams 1 and prompt_lookup_num_tokens 0, or run it alone (beam_search_cached, "
+                        "generate_speculative)");
         if (i > 0 && r.arrival < requests[i - 1].arrival)
             throw Error("request " + std::to_string(i) + " arrives at " + number(r.arrival) + ", before request " +
                             std::to_string(i - 1) + " at " + number(requests[i - 1].arrival),

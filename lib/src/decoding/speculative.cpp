@@ -216,6 +216,12 @@ Drafter make_drafter(const GenerationConfig& config, const Gpt2* assistant, std:
     if (!assistant)
         throw Error("speculative decoding needs a drafter: neither a draft model nor prompt lookup was given",
                     "pass --assistant-model DIR, or --prompt-lookup-num-tokens N (N >= 1)");
+    if (capacity > static_cast<size_t>(assistant->config().n_positions))  // the draft's cache, not the target's
+        throw Error("the draft model's context holds " + std::to_string(assistant->config().n_positions) +
+                        " positions, fewer than the " + std::to_string(capacity) +
+                        " this request needs (the prompt and max_new_tokens)",
+                    "use a draft model whose context holds the prompt and max_new_tokens, or shorten them to " +
+                        std::to_string(assistant->config().n_positions) + " positions together");
     return model_drafter(*assistant, config, capacity, kMaxDraftsPerRound, draft_seed(config.seed));
 }
 

@@ -88,6 +88,21 @@ DecodeLoop decode_loop(const GenerationConfig& config, bool has_draft_model) {
                     "sampling)",
                     "drop --num-beams, or --assistant-model and --prompt-lookup-num-tokens");
     }
+    // one drafter drafts each round: HF's generate takes prompt lookup and leaves the draft model
+    // unused (_get_candidate_generator asks for prompt_lookup_num_tokens first); refused, not dropped
+    if (has_draft_model && config.prompt_lookup_num_tokens > 0) {
+        throw Error("a draft model and prompt lookup (prompt_lookup_num_tokens " +
+                        std::to_string(config.prompt_lookup_num_tokens) +
+                        ") are both given, and one drafter drafts each round (HF would use prompt lookup and leave "
+                        "the draft model unused)",
+                    "drop --assistant-model (or pass --assistant-model none), or --prompt-lookup-num-tokens");
+    }
+    if (has_draft_model && ends_in_state(config)) {  // as make_drafter refuses it, but before any output
+        throw Error("mirostat = " + std::to_string(config.mirostat) +
+                        " with speculative decoding is not offered: verifying k drafts at once would have to roll "
+                        "mirostat's mu back at each rejection",
+                    "drop --assistant-model, or --mirostat");
+    }
     if (config.num_beams > 1) return DecodeLoop::Beams;
     return drafts ? DecodeLoop::Speculative : DecodeLoop::Plain;
 }

@@ -95,7 +95,8 @@ struct JsonWhitespace {
 /// @param whitespace how many whitespace characters may stand between two tokens
 /// @return the regex, to be matched against a whole text
 /// @throws Error naming the first keyword outside the subset (its JSON pointer), a malformed schema,
-/// or nesting deeper than kMaxSchemaNesting.
+/// nesting deeper than kMaxSchemaNesting, or a part whose regex grows past 1 MiB as it is built
+/// (nested arrays double it), naming the part.
 std::string json_schema_regex(const nlohmann::json& schema, const JsonWhitespace& whitespace = {});
 
 /// The same regex with properties in the schema's own order, which `nlohmann::ordered_json`
@@ -104,7 +105,7 @@ std::string json_schema_regex(const nlohmann::json& schema, const JsonWhitespace
 /// @param whitespace how many whitespace characters may stand between two tokens
 /// @return the regex, to be matched against a whole text
 /// @throws Error naming the first keyword outside the subset (its JSON pointer), a malformed schema,
-/// or nesting deeper than kMaxSchemaNesting.
+/// nesting deeper than kMaxSchemaNesting, or a part whose regex grows past 1 MiB as it is built.
 std::string json_schema_regex(const nlohmann::ordered_json& schema, const JsonWhitespace& whitespace = {});
 
 }  // namespace decodebook

@@ -127,8 +127,21 @@ Session open_session(const CommandLine& command_line);
 /// Introduced in chapter 08.
 /// @param command_line its assistant_model_dir
 /// @param session the target: the draft's tokenizer must be its tokenizer, token by token
-/// @throws Error from loading, or when the tokenizers or vocabulary sizes differ.
+/// @throws Error from loading, when the tokenizers or vocabulary sizes differ, or (not
+/// interactive) when the draft's context cannot hold the prompt and max_new_tokens (or the
+/// program's lookahead).
 std::optional<Gpt2> open_assistant(const CommandLine& command_line, const Session& session);
+
+/// The draft model in `dir` (none when `dir` is empty), checked against a target as
+/// open_assistant checks it, for a program that holds no Session (decodebook-bench): before it
+/// measures anything. Introduced in chapter 08.
+/// @param dir the draft's folder, resolved (resolve_assistant_dir)
+/// @param dtype how it holds its matrices (none: the checkpoint's own)
+/// @param model the target, whose vocabulary size the draft must score
+/// @param tokenizer the target's tokenizer, which the draft's must equal token by token
+/// @throws Error from loading, or when the tokenizers or vocabulary sizes differ.
+std::optional<Gpt2> open_draft_model(const std::string& dir, std::optional<WeightDtype> dtype, const Gpt2& model,
+                                     const Tokenizer& tokenizer);
 
 /// A bad value of a program's own flag found after parsing (`--part foo`, `--samples 3`): a usage
 /// error like a bad knob, so run_program exits 2 for it, as read_command_line does. Introduced in chapter 00.

@@ -262,7 +262,9 @@ enum class DecodeLoop {
 /// Which loop runs `config`: every program that runs what a config asks for dispatches on this.
 /// Introduced in chapter 08.
 /// @param has_draft_model a draft model was given (`--assistant-model`)
-/// @throws Error for beam search with a drafter (HF's assisted generation is greedy or sampling).
+/// @throws Error for beam search with a drafter (HF's assisted generation is greedy or sampling),
+/// a draft model with prompt lookup (one drafter per round; HF would silently use prompt lookup),
+/// or a draft model with mirostat (make_drafter's refusal, known here before any output).
 DecodeLoop decode_loop(const GenerationConfig& config, bool has_draft_model);
 
 /// "max_new_tokens 32, do_sample true, temperature 0.7, ..." for the knobs of `groups`

@@ -75,6 +75,15 @@ struct ServeStats {
     double idle = 0;               ///< time spent waiting for a request to arrive, on the serving clock
 };
 
+/// The most rows serve_requests' cache may have (vLLM's max_num_seqs defaults to 256; llama.cpp's
+/// server takes --parallel slots). Introduced in chapter 07.
+inline constexpr size_t kMaxServeSlots = 4096;
+
+/// The latest arrival serve_requests takes, in the serving clock's units: one day in
+/// milliseconds. A later one is no schedule (1e300 left every timing at -1e300). Introduced in
+/// chapter 07.
+inline constexpr double kMaxServeArrival = 86'400'000.0;
+
 /// Serve `requests` (in order of arrival) on a cache of `slots` rows. Waiting requests queue in
 /// arrival order (first come, first served). Each step of the loop first admits requests into
 /// free slots, by `scheduling`: Static only when every slot is free (up to `slots` arrived
@@ -91,8 +100,10 @@ struct ServeStats {
 /// @param clock the serving clock, read after every model call (a fake one in tests)
 /// @param positions positions per cache row; 0: enough for the longest request (prompt + max_new_tokens)
 /// @param stats if not null, the run's counts
-/// @throws Error naming the fix: slots 0, no requests, arrivals out of order, negative or not
-/// finite, a request that does not fit a row of `positions`, or a bad request (check_request).
+/// @throws Error naming the fix: slots 0 or more than kMaxServeSlots, no requests, arrivals out
+/// of order, negative, not finite or after kMaxServeArrival, a request that asks for another loop
+/// than one token per step (num_beams > 1, prompt lookup: decode_loop), a request that does not
+/// fit a row of `positions`, or a bad request (check_request).
 std::vector<ServedRequest> serve_requests(const Gpt2& model, const Tokenizer* tokenizer,
                                           const std::vector<ServeRequest>& requests, size_t slots,
                                           Scheduling scheduling, const ServeClock& clock, size_t positions = 0,

@@ -178,7 +178,8 @@ inline uint64_t draft_seed(uint64_t seed) { return seed + 1; }
 /// @param assistant the draft model, or null
 /// @param eos_ids the ids HF's lookup rule cuts a continuation before
 /// @param capacity positions the draft model's cache holds (prompt + max_new_tokens)
-/// @throws Error when prompt lookup is off and no draft model is given.
+/// @throws Error when prompt lookup is off and no draft model is given, or the draft model's
+/// context holds fewer than `capacity` positions.
 Drafter make_drafter(const GenerationConfig& config, const Gpt2* assistant, std::span<const int> eos_ids,
                      size_t capacity);
 
