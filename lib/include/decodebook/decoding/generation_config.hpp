@@ -261,6 +261,7 @@ enum class DecodeLoop {
 
 /// Which loop runs `config`: every program that runs what a config asks for dispatches on this.
 /// Introduced in chapter 08.
+/// @param config the knobs (num_beams, prompt_lookup_num_tokens, mirostat)
 /// @param has_draft_model a draft model was given (`--assistant-model`)
 /// @throws Error for beam search with a drafter (HF's assisted generation is greedy or sampling),
 /// a draft model with prompt lookup (one drafter per round; HF would silently use prompt lookup),

@@ -42,7 +42,7 @@ struct StageRow {
 
 /// An engine's chain, as stage names, first to last. Introduced in chapter 03.
 struct EngineOrder {
-    ChainOrder order;
+    ChainOrder order;                 ///< the engine (`--order`)
     std::vector<std::string> stages;  ///< the chain that ends in argmax or a sample
     /// The chain that mirostat ends (llama.cpp's common_sampler_init); empty: the engine has no mirostat.
     std::vector<std::string> mirostat_stages{};
@@ -51,8 +51,8 @@ struct EngineOrder {
 /// The rows and the orders. The library's is stage_table(); a test may build its own.
 /// Introduced in chapter 10.
 struct StageTable {
-    std::vector<StageRow> rows;
-    std::vector<EngineOrder> orders;
+    std::vector<StageRow> rows;       ///< one per stage; the refusals walk them in this order
+    std::vector<EngineOrder> orders;  ///< one per engine
     /// @throws Error for a name no row has.
     const StageRow& row(std::string_view name) const;
     /// @throws Error for an order the table has no row for.
