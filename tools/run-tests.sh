@@ -34,12 +34,17 @@ export OPENBLAS_NUM_THREADS=1
 SECONDS=0
 step() { echo "run-tests: ${SECONDS} s so far; next: $*"; }
 
+step "the course checks that need no build"
 /usr/bin/python3 tests/course/test_check_course.py
 /usr/bin/python3 tests/course/check_course.py --no-build
+step "the build in $build"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDECODEBOOK_SOLUTIONS=OFF -DDECODEBOOK_EXERCISES_DIR="$PWD/exercises"
 cmake --build "$build" -j2
+step "1-2. the engine's and the chapters' tests"
 ctest --test-dir "$build" -L "engine|chapter" -j2 --timeout 300 --output-on-failure --output-junit junit-engine.xml
+step "3. the course checks"
 /usr/bin/python3 tests/course/check_course.py --build-dir "$build"
+step "4. the grader's end-to-end test and its own tests"
 /usr/bin/python3 tests/course/broken_stub.py --build-dir "$build"
 /usr/bin/python3 tests/course/test_grade.py
 
