@@ -120,6 +120,63 @@ TEST_CASE("greedy mode keeps the processors and drops the warpers", "[chain10][s
           "dry(0.8, 1.75, 2, -1) -> argmax");
 }
 
+// Issue 42: llama.cpp has no greedy shortcut. common_sampler_init (common/sampling.cpp, 00efb3e18426)
+// builds the same chain at every temperature and ends it in `dist`; at temperature 0
+// llama_sampler_temp_impl keeps the largest logit the earlier samplers left, and temp_ext with a
+// range > 0 divides by a temperature in [0, range]. So typical-p and XTC can remove the argmax, and
+// dynamic temperature samples. Worked by hand: p = (0.5, 0.21, 0.19, 0.025 x 4) has entropy 1.360
+// nats; the surprises' distances to it are 0.67, 0.20, 0.30, 2.33, so typical-p 0.3 keeps ids 1 and 2
+// (0.21 + 0.19 = 0.40 > 0.3) and temperature 0 then takes id 1; XTC (probability 1, threshold 0.1)
+// on (0.5, 0.3, 0.2) removes every token above the threshold but the least likely, id 2.
+TEST_CASE("temperature 0 under llama.cpp's order runs the whole chain as common_sampler_init does", "[chain10][sampler]") {
+    const std::vector<int> prompt{0}, none{};
+    const DecodeContext context{prompt, none, 0, {}};
+    const auto logs = [](std::initializer_list<double> p) {
+        xt::xtensor<float, 1> z = xt::zeros<float>({p.size()});
+        size_t i = 0;
+        for (double v : p) z(i++) = static_cast<float>(std::log(v));
+        return z;
+    };
+    GenerationConfig typical;
+    typical.order = ChainOrder::LlamaCpp;
+    typical.do_sample = true;
+    typical.temperature = 0.0f;
+    typical.typical_p = 0.3f;
+    const xt::xtensor<float, 1> peaked = logs({0.5, 0.21, 0.19, 0.025, 0.025, 0.025, 0.025});
+    CHECK(LogitsChain(typical).describe() == "typical_p(0.3) -> temperature(0) -> argmax");
+    CHECK(LogitsChain(typical).pick(peaked, context, 0.0) == 1);
+    GenerationConfig hf = typical;  // HF's greedy search skips its warpers: the argmax of the logits
+    hf.order = ChainOrder::HuggingFace;
+    CHECK(LogitsChain(hf).describe() == "argmax");
+    CHECK(LogitsChain(hf).pick(peaked, context, 0.0) == 0);
+
+    GenerationConfig xtc;
+    xtc.order = ChainOrder::LlamaCpp;
+    xtc.do_sample = true;
+    xtc.temperature = 0.0f;
+    xtc.xtc_probability = 1.0f;
+    xtc.xtc_threshold = 0.1f;
+    CHECK(LogitsChain(xtc).pick(logs({0.5, 0.3, 0.2}), context, 0.0) == 2);
+
+    GenerationConfig dynamic;  // T in [0, 1] by the normalised entropy: 1 for a uniform distribution
+    dynamic.order = ChainOrder::LlamaCpp;
+    dynamic.do_sample = true;
+    dynamic.temperature = 0.0f;
+    dynamic.dynatemp_range = 1.0f;
+    const LogitsChain uniform(dynamic);
+    CHECK(uniform.describe() == "dynatemp(0, 1, 1) -> sample");
+    const xt::xtensor<float, 1> flat = xt::zeros<float>({4});
+    CHECK(uniform.pick(flat, context, 0.1) == 0);
+    CHECK(uniform.pick(flat, context, 0.9) == 3);
+    // a confident step: entropy near 0, so T near 0, and the largest logit takes the whole mass
+    CHECK(uniform.pick(xt::xtensor<float, 1>{0, 0, 30, 0}, context, 0.99) == 2);
+
+    GenerationConfig greedy = typical;  // do_sample false is greedy search under every order
+    greedy.do_sample = false;
+    CHECK(LogitsChain(greedy).describe() == "argmax");
+    CHECK(LogitsChain(greedy).pick(peaked, context, 0.0) == 0);
+}
+
 TEST_CASE("mirostat ends llama.cpp's mirostat chain", "[chain10][sampler][mirostat]") {
     GenerationConfig c;
     c.order = ChainOrder::LlamaCpp;

@@ -57,7 +57,10 @@ The chain (Chain10) in each engine's order (docs/design.md, "The field's other s
              no_repeat_ngram || temperature, min_p, top_k, top_p
 (Before || the stages add, mask or scale logits; only the repetition penalty, sign-aware, does not
 commute with a bias, so the biases' place matters only with it.)
-Stages before || run in greedy mode too; greedy = do_sample false or temperature 0 (argmax).
+Stages before || run in greedy mode too; greedy = do_sample false or temperature 0 (argmax). Under
+llama.cpp's order with do_sample, temperature 0 runs the stages after || too (common_sampler_init
+has no greedy shortcut): temperature 0 keeps the largest logit left (llama_sampler_temp_impl), and a
+dynamic-temperature range > 0 at temperature 0 samples at T in [0, range].
 
 Margins (as sampling.py: a golden is trusted when every decision is >= 1e-4 from flipping; the C++
 runs in float32, logits within ~1e-5 of these):
@@ -513,6 +516,11 @@ def apply_dynamic_temperature(z, temperature, rng_, exponent):
         return keep_only(z, [top]), INF
     return z / t, INF
 
+def keep_largest(z):
+    """llama.cpp llama_sampler_temp_impl with temp <= 0: only the largest logit stays (the lowest id
+    among equals); the margin is its gap to the runner-up."""
+    return keep_only(z, [sampling.argmax_lowest(z)]), sampling.top2_gap(z)
+
 # ----------------------------------------------------------------------------- biases
 
 
@@ -602,7 +610,9 @@ class Chain10:
         self.knobs = k = full_knobs(knobs)
         self.order = sampling.parse_order(order)
         self.n_vocab, self.n_ctx, self.eos_ids = n_vocab, n_ctx, list(eos_ids)
-        self.greedy = (not k["do_sample"]) or k["temperature"] == 0
+        whole_chain = k["do_sample"] and self.order == "llama.cpp"
+        self.greedy = (not k["do_sample"]) or (k["temperature"] == 0 and not (whole_chain and k["dynatemp_range"] > 0))
+        self.warpers = whole_chain or not self.greedy
         self.mirostat = k["mirostat"] if self.order == "llama.cpp" and not self.greedy else 0
         if k["dry_multiplier"] != 0 and k["dry_sequence_breakers"] and breakers is None:
             raise ValueError("DRY with sequence breakers needs them bound to the tokenizer")
@@ -659,7 +669,8 @@ class Chain10:
                                      z, k["temperature"], k["dynatemp_range"], k["dynatemp_exponent"]))
         else:
             st["temperature"] = ("temperature(%s)" % g(k["temperature"]),
-                                 lambda z, pr, ge, s: sampling.apply_temperature(z, k["temperature"])
+                                 lambda z, pr, ge, s: keep_largest(z) if k["temperature"] == 0
+                                 else sampling.apply_temperature(z, k["temperature"])
                                  ) if k["temperature"] != 1 else None
         st["top_k"] = ("top_k(%d)" % k["top_k"],
                        lambda z, pr, ge, s: sampling.apply_top_k(z, k["top_k"], mk)) if k["top_k"] > 0 else None
@@ -701,7 +712,7 @@ class Chain10:
         self.refused = sorted(s for s in st if st[s] is not None and s not in before + after)
         if self.refused:
             raise ValueError("order %s has no stage for %s" % (o, ", ".join(self.refused)))
-        stages = before + ([] if self.greedy else after)
+        stages = before + (after if self.warpers else [])
         self.processors = [st[s] for s in stages if st[s] is not None]
         self.mu0 = 2 * k["mirostat_tau"]
 
@@ -1008,6 +1019,22 @@ def selftest_chain():
             raise AssertionError("accepted %r under %s" % (knobs, order))
         except ValueError:
             pass
+    # temperature 0 under llama.cpp's order runs the whole chain (common_sampler_init): typical-p and
+    # XTC remove the argmax, temperature 0 keeps the largest logit left; dynatemp at T 0 samples
+    peaked = torch.log(torch.tensor([0.5, 0.21, 0.19, 0.025, 0.025, 0.025, 0.025], dtype=torch.float64))
+    t0 = {"do_sample": True, "temperature": 0.0, "typical_p": 0.3}
+    c = Chain10(t0, "llama.cpp", 7, 16, [6])
+    assert c.describe() == "typical_p(0.3) -> temperature(0) -> argmax", c.describe()
+    assert c.pick(peaked, [0], [], 0, 0.0, 0)[0] == 1
+    assert Chain10(t0, "hf", 7, 16, [6]).pick(peaked, [0], [], 0, 0.0, 0)[0] == 0
+    assert Chain10(dict(t0, do_sample=False), "llama.cpp", 7, 16, [6]).pick(peaked, [0], [], 0, 0.0, 0)[0] == 0
+    xtc = {"do_sample": True, "temperature": 0.0, "xtc_probability": 1.0, "xtc_threshold": 0.1}
+    three = torch.log(torch.tensor([0.5, 0.3, 0.2], dtype=torch.float64))
+    assert Chain10(xtc, "llama.cpp", 3, 16, [2]).pick(three, [0], [], 0, 0.0, 0)[0] == 2
+    dyn = Chain10({"do_sample": True, "temperature": 0.0, "dynatemp_range": 1.0}, "llama.cpp", 4, 16, [3])
+    assert dyn.describe() == "dynatemp(0, 1, 1) -> sample", dyn.describe()
+    flat = torch.zeros(4, dtype=torch.float64)
+    assert dyn.pick(flat, [0], [], 0, 0.1, 0)[0] == 0 and dyn.pick(flat, [0], [], 0, 0.9, 0)[0] == 3
     # xtc_coin is a pure function of (seed, step), and different steps differ
     assert xtc_coin(42, 3) == xtc_coin(42, 3) and xtc_coin(42, 3) != xtc_coin(42, 4)
     assert xtc_coin(42, 0) == rng.Rng(42 ^ rng.splitmix64(XTC_SALT)[1]).coin()

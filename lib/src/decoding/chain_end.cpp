@@ -107,8 +107,15 @@ Draw MirostatEnd::draw(const xt::xtensor<float, 1>& z, const xt::xtensor<float, 
 
 std::unique_ptr<ChainEnd> make_chain_end(const GenerationConfig& config) {
     if (config.mirostat != 0) return std::make_unique<MirostatEnd>(config.mirostat, config.mirostat_tau, config.mirostat_eta);
-    if (!config.do_sample || config.temperature == 0.0f) return std::make_unique<ArgmaxEnd>();
+    if (!config.do_sample) return std::make_unique<ArgmaxEnd>();
+    // llama.cpp's temp_ext at temperature 0 with a range > 0 divides by a temperature in [0, range]
+    const bool dynamic = config.order == ChainOrder::LlamaCpp && config.dynatemp_range > 0.0f;
+    if (config.temperature == 0.0f && !dynamic) return std::make_unique<ArgmaxEnd>();
     return std::make_unique<SampleEnd>();
+}
+
+bool runs_warpers(const GenerationConfig& config) {
+    return !make_chain_end(config)->greedy() || (config.do_sample && config.order == ChainOrder::LlamaCpp);
 }
 
 bool ends_in_state(const GenerationConfig& config) { return make_chain_end(config)->stateful(); }

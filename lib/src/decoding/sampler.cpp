@@ -52,8 +52,8 @@ LogitsChain::LogitsChain(const GenerationConfig& p, std::vector<Processor> first
                     "call bind_to_tokenizer(config, tokenizer, eos_ids) (decoding/bind.hpp) before decoding, or "
                     "set config.dry_breaker_ids");
     }
-    // a greedy end takes the argmax after the processors: the warpers would not change it
-    for (Processor& proc : stages.processors(p, !end_->greedy())) processors_.push_back(std::move(proc));
+    // HF's and vLLM's greedy end takes the argmax after the processors; llama.cpp's runs them all
+    for (Processor& proc : stages.processors(p, runs_warpers(p))) processors_.push_back(std::move(proc));
 }
 // [/ch02:chain]
 

@@ -109,8 +109,10 @@ std::optional<Processor> make_no_repeat_ngram(const C& p) {
 }
 
 std::optional<Processor> make_temperature(const C& p) {
-    return Processor{"temperature(" + knob_number(p.temperature) + ")",
-                     [t = p.temperature](Z& z, const DecodeContext&) { divide_by_temperature(z, t); }};
+    // temperature 0 runs only in llama.cpp's chain (runs_warpers): there it keeps the largest logit
+    return Processor{"temperature(" + knob_number(p.temperature) + ")", [t = p.temperature](Z& z, const DecodeContext&) {
+                         t == 0.0f ? keep_largest_logit(z) : divide_by_temperature(z, t);
+                     }};
 }
 
 std::optional<Processor> make_dynatemp(const C& p) {  // llama.cpp's temp_ext, in temperature's place
@@ -363,18 +365,18 @@ std::vector<ChainOrder> StageTable::orders_with(std::string_view knob) const {
     return with;
 }
 
-std::vector<Processor> StageTable::processors(const GenerationConfig& config, bool sampling) const {
+std::vector<Processor> StageTable::processors(const GenerationConfig& config, bool warpers) const {
     const EngineOrder& engine = order(config.order);
     const std::vector<std::string>& names = config.mirostat != 0 ? engine.mirostat_stages : engine.stages;
     std::set<std::string_view> replaced;
     for (const std::string& name : names) {
         const StageRow& r = row(name);
-        if (r.replaces && r.on(config) && (sampling || !r.warper)) replaced.insert(r.replaces);
+        if (r.replaces && r.on(config) && (warpers || !r.warper)) replaced.insert(r.replaces);
     }
     std::vector<Processor> chain;
     for (const std::string& name : names) {
         const StageRow& r = row(name);
-        if (!sampling && r.warper) continue;  // argmax after the penalties: the warpers would not change it
+        if (!warpers && r.warper) continue;  // HF's and vLLM's argmax: after the processors only
         if (!r.on(config) || replaced.count(r.name)) continue;
         if (std::optional<Processor> p = r.make(config)) chain.push_back(std::move(*p));
     }

@@ -11,6 +11,13 @@
 // tie never depends on a sort's stability. llama.cpp sorts with std::sort and partial_sort, whose
 // order among equal values is unspecified; where that order decides (XTC, top-k inside mirostat),
 // the comment says so.
+//
+// Where this differs from the llama.cpp code it cites (chapter 10's page, "Where the library and
+// llama.cpp's code part ways"): llama.cpp's array keeps tokens a -inf logit bias or a grammar
+// removed, and counts them. Its typical-p entropy then adds -0 * log 0 = NaN; its dynamic
+// temperature divides by ln(array length), not ln(live count); its XTC counts them toward
+// min_keep; its mirostat v1 takes ln(p_i / p_{i+1}) = inf over a zero and keeps one token. Here
+// every rule sees the live candidates only, as its paper defines it.
 #include "decodebook/sampling/other_samplers.hpp"
 
 #include <algorithm>
@@ -427,6 +434,13 @@ int mirostat_v1_step(const xt::xtensor<float, 1>& logits, double tau, double eta
 }
 // [/ch10:mirostat-v1]
 
+void keep_largest_logit(xt::xtensor<float, 1>& logits) {
+    const auto best = std::max_element(logits.begin(), logits.end());
+    const size_t keep = static_cast<size_t>(best - logits.begin());
+    for (size_t i = 0; i < logits.size(); ++i)
+        if (i != keep) logits(i) = kRemoved;
+}
+
 // [ch10:dynatemp]
 // llama.cpp llama_sampler_temp_ext_apply. range > 0: with at most one candidate nothing changes
 // (not even the base temperature); otherwise T_dyn from the normalised entropy of the candidates,
@@ -446,13 +460,7 @@ void apply_dynamic_temperature(xt::xtensor<float, 1>& logits, float temperature,
         const float normalized = static_cast<float>(entropy(softmax(logits))) / max_entropy;
         t = min_temp + (max_temp - min_temp) * std::pow(normalized, exponent);
     }
-    if (t <= 0.0f) {  // llama_sampler_temp_impl's greedy branch
-        const auto best = std::max_element(logits.begin(), logits.end());
-        const size_t keep = static_cast<size_t>(best - logits.begin());
-        for (size_t i = 0; i < logits.size(); ++i)
-            if (i != keep) logits(i) = kRemoved;
-        return;
-    }
+    if (t <= 0.0f) return keep_largest_logit(logits);  // llama_sampler_temp_impl's greedy branch
     divide_by_temperature(logits, t);  // t may be tiny on a confident step: z / t must not overflow
 }
 // [/ch10:dynatemp]

@@ -44,9 +44,19 @@ public:
 
 /// The end a config asks for: mirostat 1 or 2 when `mirostat` is set (v1 with
 /// m = 100, as llama.cpp's common_sampler_init; mu starts at 2 tau, as llama.cpp's), else argmax
-/// when the chain is greedy (`do_sample` false or temperature 0), else the inverse-CDF draw.
+/// when the chain is greedy (`do_sample` false or temperature 0), else the inverse-CDF draw. One
+/// exception, llama.cpp's: under `--order llama.cpp` a dynamic-temperature range > 0 at temperature 0
+/// draws, at a temperature between 0 and the range (llama_sampler_temp_ext_apply).
 /// Introduced in chapter 02.
 std::unique_ptr<ChainEnd> make_chain_end(const GenerationConfig& config);
+
+/// Whether the chain runs its warpers (temperature, truncation, typical-p, XTC, ...) before its end.
+/// Sampling always does. A greedy chain under HF's and vLLM's orders stops after the processors
+/// (the warpers would not change the argmax); under llama.cpp's it runs them all, as
+/// common_sampler_init builds one chain for every temperature: typical-p and XTC can remove the
+/// largest logit, and temperature 0 then keeps the largest one left (llama_sampler_temp_impl).
+/// Introduced in chapter 10.
+bool runs_warpers(const GenerationConfig& config);
 
 /// True when the config's chain ends in a stateful end (mirostat): the one flag that loops which
 /// cannot roll an end's state back (beam search, speculative decoding) refuse on.

@@ -61,9 +61,9 @@ struct StageTable {
     /// the table's order of orders: derived, never written down.
     std::vector<ChainOrder> orders_with(std::string_view knob) const;
     /// The processors of the stages `config` switches on, in its order's chain (the mirostat chain
-    /// when config.mirostat is set); warpers only when `sampling`; a stage replaced by another that
-    /// is on is skipped.
-    std::vector<Processor> processors(const GenerationConfig& config, bool sampling) const;
+    /// when config.mirostat is set); warpers only when `warpers` (runs_warpers(config)); a stage
+    /// replaced by another that is on is skipped.
+    std::vector<Processor> processors(const GenerationConfig& config, bool warpers) const;
     /// A knob that is on under an order none of whose stages it switches is refused, naming the
     /// orders that have it; with mirostat, a knob that switches a stage its order's mirostat chain
     /// lacks is refused rather than ignored.

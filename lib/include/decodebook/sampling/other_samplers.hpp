@@ -113,6 +113,12 @@ int mirostat_v2_step(const xt::xtensor<float, 1>& logits, double tau, double eta
 /// @throws Error if tau or eta is not > 0, or m < 2
 int mirostat_v1_step(const xt::xtensor<float, 1>& logits, double tau, double eta, int m, double& mu, double coin);
 
+/// llama.cpp's temperature 0 (llama_sampler_temp_impl with temp <= 0): only the largest logit stays,
+/// the first among equals (the lowest id here; llama.cpp's first in its array's order), every other
+/// one becomes -inf. Introduced in chapter 10.
+/// @param logits the logits, edited in place (at least one finite, or nothing changes)
+void keep_largest_logit(xt::xtensor<float, 1>& logits);
+
 /// Dynamic temperature (llama.cpp temp_ext): T_dyn = T_min + (T_max - T_min) (H / ln n)^exponent,
 /// T_min = max(0, T - range), T_max = T + range, H the entropy of the candidates (finite logits) and
 /// n their count; then logits / T_dyn (with one candidate or none nothing changes). range 0 is plain
