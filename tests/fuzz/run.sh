@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:?usage: tests/fuzz/run.sh BUILD_DIR [SECONDS]}
 seconds=${2:-30}
-targets=(safetensors config tokenizer_load encode decode stop_strings regex)
+targets=(safetensors config tokenizer_load encode decode stop_strings regex json_schema)
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
 work=$(mktemp -d)
