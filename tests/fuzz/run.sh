@@ -32,8 +32,8 @@ run_target() {
     touch "$work/$name.failed"
   fi
 }
-# Two targets at a time, one per core (each fuzzer is one process on one thread): the seven take
-# four rounds of SECONDS instead of seven. Reports are printed in the targets' order.
+# Two targets at a time, one per core (each fuzzer is one process on one thread): the eight take
+# four rounds of SECONDS instead of eight. Reports are printed in the targets' order.
 for name in "${targets[@]}"; do
   while [[ $(jobs -rp | wc -l) -ge 2 ]]; do wait -n || true; done
   run_target "$name" &
