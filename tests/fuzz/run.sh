@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:?usage: tests/fuzz/run.sh BUILD_DIR [SECONDS]}
 seconds=${2:-30}
-targets=(safetensors config tokenizer_load encode decode stop_strings regex)
+targets=(safetensors config tokenizer_load encode decode stop_strings regex json_schema)
 artifacts="$build/fuzz-artifacts"
 mkdir -p "$artifacts"
 work=$(mktemp -d)
@@ -32,8 +32,8 @@ run_target() {
     touch "$work/$name.failed"
   fi
 }
-# Two targets at a time, one per core (each fuzzer is one process on one thread): the seven take
-# four rounds of SECONDS instead of seven. Reports are printed in the targets' order.
+# Two targets at a time, one per core (each fuzzer is one process on one thread): the eight take
+# four rounds of SECONDS instead of eight. Reports are printed in the targets' order.
 for name in "${targets[@]}"; do
   while [[ $(jobs -rp | wc -l) -ge 2 ]]; do wait -n || true; done
   run_target "$name" &
