@@ -433,6 +433,18 @@ for name, value, first in [  # issue 42 item 5: each was accepted and did someth
         ("invalid UTF-8", "\udcff", r'^error: choice = ".*" is not valid UTF-8, so no text can match it')]:
     CASES.append(Case(f"42 decodebook-generate refuses --choice with {name}", 42, "decodebook-generate",
                       ["--choice", value], 2, first))
+# issue 42 item 5: banning every token was refused at the first step, after the prompt was printed
+ALL_IDS = "[" + ",".join(str(i) for i in range(2048)) + "]"
+for program in ("decodebook-generate", "chapter-02"):
+    CASES.append(Case(f"42 {program} refuses suppressing every token before any output", 42, program,
+                      ["--suppress-tokens", ALL_IDS], 2,
+                      r"^error: suppress_tokens ban all 2048 tokens of the vocabulary at the first step$",
+                      fix=r"^  fix: leave at least one token unbanned"))
+CASES.append(Case("42 decodebook-generate refuses banning every token by two knobs before any output", 42,
+                  "decodebook-generate",
+                  ["--suppress-tokens", "[" + ",".join(str(i) for i in range(1, 2048)) + "]", "--logit-bias", "0:-inf"],
+                  2, r"^error: logit_bias and suppress_tokens ban all 2048 tokens of the vocabulary at the first step$",
+                  ))
 # issue 42 item 5: a draft model given with prompt lookup was dropped without a word; a draft whose
 # context is too small, and mirostat with a draft model, were refused after the prompt was printed
 CASES.append(Case("42 decodebook-generate refuses a draft model with prompt lookup", 42, "decodebook-generate",

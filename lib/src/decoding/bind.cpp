@@ -2,8 +2,11 @@
 #include "decodebook/decoding/bind.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <set>
+#include <string>
+#include <unordered_set>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/decoding/constraint.hpp"
@@ -46,6 +49,32 @@ std::vector<std::vector<int>> dry_breaker_sequences(const Tokenizer& tokenizer, 
     return sequences;
 }
 
+namespace {
+
+// The knobs that ban a token outright at the first step (suppress_tokens, begin_suppress_tokens, a
+// -inf logit bias or bias of a one-token sequence) must leave one token: else every run would stop
+// at its first step, after the prompt was printed.
+void check_not_all_banned(const GenerationConfig& config, int vocab_size) {
+    std::unordered_set<int> banned;
+    std::set<std::string> knobs;
+    const auto ban = [&](const std::string& knob, int id) {
+        if (banned.insert(id).second) knobs.insert(knob);
+    };
+    for (int id : config.suppress_tokens) ban("suppress_tokens", id);
+    for (int id : config.begin_suppress_tokens) ban("begin_suppress_tokens", id);
+    for (const auto& [id, bias] : config.logit_bias)
+        if (bias == -INFINITY) ban("logit_bias", id);
+    for (const auto& [ids, bias] : config.sequence_bias)
+        if (ids.size() == 1 && bias == -INFINITY) ban("sequence_bias", ids[0]);
+    if (static_cast<int>(banned.size()) < vocab_size) return;
+    std::string names;
+    for (const std::string& k : knobs) names += (names.empty() ? "" : " and ") + k;
+    throw Error(names + " ban all " + std::to_string(vocab_size) + " tokens of the vocabulary at the first step",
+                "leave at least one token unbanned (the first step has no other token to choose)");
+}
+
+}  // namespace
+
 void check_knob_ids(const GenerationConfig& config, int vocab_size) {
     const auto check = [vocab_size](const std::string& knob, int id) {
         if (id >= 0 && id < vocab_size) return;
@@ -60,6 +89,7 @@ void check_knob_ids(const GenerationConfig& config, int vocab_size) {
         for (int id : word) check("bad_words_ids", id);
     for (int id : config.suppress_tokens) check("suppress_tokens", id);
     for (int id : config.begin_suppress_tokens) check("begin_suppress_tokens", id);
+    check_not_all_banned(config, vocab_size);
 }
 
 void bind_to_tokenizer(GenerationConfig& config, const Tokenizer& tokenizer, const std::vector<int>& eos_ids) {

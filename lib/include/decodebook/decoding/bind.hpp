@@ -22,8 +22,10 @@ namespace decodebook {
 std::vector<std::vector<int>> dry_breaker_sequences(const Tokenizer& tokenizer, const std::vector<std::string>& breakers);
 
 /// Refuse a token id a knob names (logit_bias, sequence_bias, bad_words_ids, suppress_tokens,
-/// begin_suppress_tokens) that is not below `vocab_size`. Introduced in chapter 10.
-/// @throws Error naming the knob, the id and the vocabulary size.
+/// begin_suppress_tokens) that is not below `vocab_size`, and knobs that together ban every token
+/// at the first step (suppress_tokens, begin_suppress_tokens, a -inf logit_bias or one-token
+/// sequence_bias). Introduced in chapter 10.
+/// @throws Error naming the knob, the id and the vocabulary size, or the knobs that ban them all.
 void check_knob_ids(const GenerationConfig& config, int vocab_size);
 
 /// Bind `config` to a tokenizer, once, before decoding (every program does it where it builds its
