@@ -9,7 +9,7 @@
 // engines' scores (Hugging Face and vLLM) disagreeing.
 //
 // Library code this chapter introduces: beam_step, beam_score, beam_search_done, beam_search,
-// log_softmax (decoding/beam_search.hpp); one_line (course/terminal.hpp).
+// log_softmax (sampling/logprobs.hpp); one_line (course/terminal.hpp).
 #include <cstdio>
 #include <optional>
 #include <iostream>

@@ -44,17 +44,6 @@ Beam extend(const Beam& beam, int token, double sum) {
 
 }  // namespace
 
-xt::xtensor<float, 1> log_softmax(const xt::xtensor<float, 1>& logits) {
-    double max = -std::numeric_limits<double>::infinity();
-    for (float z : logits) max = std::max(max, static_cast<double>(z));
-    double total = 0;
-    for (float z : logits) total += std::exp(static_cast<double>(z) - max);
-    const double log_total = max + std::log(total);
-    xt::xtensor<float, 1> out = logits;
-    for (float& z : out) z = static_cast<float>(static_cast<double>(z) - log_total);
-    return out;
-}
-
 BeamStep beam_step(const std::vector<Beam>& beams, const std::vector<xt::xtensor<float, 1>>& logprobs,
                    const std::vector<int>& eos_ids, int num_beams, bool last_step) {
     if (beams.size() != logprobs.size() || beams.empty()) {

@@ -16,6 +16,7 @@
 
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/generation_config.hpp"
+#include "decodebook/sampling/logprobs.hpp"  // log_softmax (chapter 05)
 
 namespace decodebook {
 
@@ -118,8 +119,5 @@ std::vector<Hypothesis> beam_search(const Gpt2& model, const Tokenizer& tokenize
 /// finish with it, passing the config's `skip_special_tokens` (special tokens add no text; the ids
 /// keep them). Introduced in chapter 05.
 void fill_texts(std::vector<Hypothesis>& hypotheses, const Tokenizer& tokenizer, bool skip_special_tokens = false);
-
-/// log(softmax(logits)), computed in double. Introduced in chapter 05.
-xt::xtensor<float, 1> log_softmax(const xt::xtensor<float, 1>& logits);
 
 }  // namespace decodebook
