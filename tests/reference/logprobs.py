@@ -10,7 +10,7 @@
   score_continuation(model, ctx, cont)  sum of log p of cont's tokens, and whether each is the argmax
                                     (lm-eval's loglikelihood and is_greedy)
   sliding_window_perplexity(model, ids, max_length, stride)
-                                    Hugging Face's guide, docs/source/en/perplexity.md: windows
+                                    Hugging Face's guide, docs/source/en/perplexity.md at 052b1dcd: windows
                                     [begin, min(begin + max_length, n)) for begin = 0, stride, ...;
                                     trg_len = end - prev_end; the window's mean NLL over its last
                                     trg_len tokens but its first (labels shift by one), weighted by

@@ -59,7 +59,7 @@ struct Perplexity {
     double value() const;
 };
 
-/// Hugging Face's "Perplexity of fixed-length models" (transformers docs/source/en/perplexity.md):
+/// Hugging Face's "Perplexity of fixed-length models" (transformers docs/source/en/perplexity.md at 052b1dcd):
 /// windows of at most `max_length` tokens start every `stride` tokens; a window's targets are its
 /// tokens not scored by an earlier window (trg_len = end - previous end), and its first token is
 /// never a target (the labels shift by one); the window's mean NLL over its targets is weighted by
