@@ -1,13 +1,17 @@
 // Chapter 11: log-softmax, the four modes, a token's rank and a step's top-K entries, on cases
 // worked by hand and on vLLM's own test facts (vllm-project/vllm at 75162ed0be35,
-// tests/v1/sample/test_batched_count_greater_than.py).
+// tests/v1/sample/test_batched_count_greater_than.py); prompt logprobs, continuation scores and
+// sliding-window perplexity on the embedded model against the float64 reference
+// (tests/data/logprobs.json, tests/reference/logprobs.py).
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
+#include "decodebook/decoding/scoring.hpp"
 #include "decodebook/sampling/logprobs.hpp"
+#include "golden.hpp"
 
 using namespace decodebook;
 
@@ -84,4 +88,88 @@ TEST_CASE("the four logprobs modes take vLLM's names and values", "[logprobs]") 
     for (const char* name : {"raw_logprobs", "raw_logits", "processed_logprobs", "processed_logits"})
         CHECK(to_string(parse_logprobs_mode(name)) == name);
     CHECK_THROWS_WITH(parse_logprobs_mode("raw"), Catch::Contains("pass raw_logprobs (the default)"));
+}
+
+// The float32 forward against the float64 reference: log-probabilities within kLogprobTolerance
+// (issue 36's figure; they differ by 1e-6 to 1e-5 here), sums and perplexities within 1e-6
+// relative; a rank or a top-K order is compared only where the reference's values are further than
+// twice the tolerance from reordering it (top_margin, rank_margin).
+constexpr double kLogprobTolerance = 1e-5;
+
+TEST_CASE("prompt logprobs equal the reference's log_softmax and leave the first token null", "[logprobs][golden]") {
+    const nlohmann::json file = golden::load("logprobs.json");
+    size_t compared = 0;
+    for (const auto& c : file["cases"]) {
+        if (c["kind"] != "prompt") continue;
+        const std::vector<int> ids = c["prompt_ids"].get<std::vector<int>>();
+        const int k = c["k"].get<int>();
+        const auto found = prompt_logprobs(golden::model(), ids, k);
+        INFO("case " << c["name"].get<std::string>() << " (tests/data/logprobs.json)");
+        REQUIRE(found.size() == ids.size());
+        CHECK_FALSE(found[0].has_value());
+        for (size_t i = 1; i < ids.size(); ++i) {
+            const auto& want = c["entries"][i];
+            INFO("token " << i);
+            REQUIRE(found[i].has_value());
+            CHECK(found[i]->token == ids[i]);
+            CHECK(std::abs(found[i]->logprob - want["logprob"].get<double>()) < kLogprobTolerance);
+            if (want["rank_margin"].get<double>() > 2 * kLogprobTolerance) CHECK(found[i]->rank == want["rank"].get<int>());
+            if (want["top_margin"].get<double>() <= 2 * kLogprobTolerance) continue;
+            REQUIRE(found[i]->top.size() == want["top"].size());
+            for (size_t e = 0; e < found[i]->top.size(); ++e) {
+                CHECK(found[i]->top[e].token == want["top"][e][0].get<int>());
+                CHECK(std::abs(found[i]->top[e].value - want["top"][e][1].get<double>()) < kLogprobTolerance);
+                CHECK(found[i]->top[e].rank == want["top"][e][2].get<int>());
+            }
+            ++compared;
+        }
+    }
+    CHECK(compared >= 40);
+}
+
+TEST_CASE("a continuation's score and is_greedy equal the reference's", "[logprobs][golden]") {
+    const nlohmann::json file = golden::load("logprobs.json");
+    int seen = 0;
+    for (const auto& c : file["cases"]) {
+        if (c["kind"] != "continuation") continue;
+        INFO("case " << c["name"].get<std::string>() << " (tests/data/logprobs.json)");
+        const ContinuationScore s = score_continuation(golden::model(), c["context_ids"].get<std::vector<int>>(),
+                                                       c["continuation_ids"].get<std::vector<int>>());
+        CHECK(s.tokens == c["tokens"].get<size_t>());
+        const double want = c["logprob"].get<double>();
+        CHECK(std::abs(s.logprob - want) < 1e-6 * std::abs(want));
+        if (c["min_gap"].get<double>() > 1e-3) CHECK(s.greedy == c["greedy"].get<bool>());
+        ++seen;
+    }
+    CHECK(seen == 8);
+}
+
+TEST_CASE("sliding-window perplexity of held-out fortunes equals the reference's with two strides", "[logprobs][golden]") {
+    const nlohmann::json file = golden::load("logprobs.json");
+    int seen = 0;
+    for (const auto& c : file["cases"]) {
+        if (c["kind"] != "perplexity") continue;
+        INFO("case " << c["name"].get<std::string>() << " (tests/data/logprobs.json)");
+        const Perplexity p = sliding_window_perplexity(golden::model(), c["ids"].get<std::vector<int>>(),
+                                                       c["max_length"].get<int>(), c["stride"].get<int>());
+        CHECK(p.windows == c["windows"].get<size_t>());
+        CHECK(p.tokens == c["tokens"].get<size_t>());
+        const double want = c["perplexity"].get<double>();
+        INFO("perplexity " << p.value() << ", reference " << want);
+        CHECK(std::abs(p.value() - want) / want < 1e-6);
+        ++seen;
+    }
+    CHECK(seen == 2);
+}
+
+TEST_CASE("scoring refuses what it cannot score with the fix", "[logprobs]") {
+    const Gpt2& m = golden::model();
+    CHECK_THROWS_WITH(prompt_logprobs(m, {}, 1), Catch::Contains("the prompt is empty"));
+    CHECK_THROWS_WITH(prompt_logprobs(m, std::vector<int>(257, 1), 1), Catch::Contains("more than the model's context of 256"));
+    CHECK_THROWS_WITH(prompt_logprobs(m, {1, 2}, 21), Catch::Contains("prompt_logprobs = 21 is outside 0..20"));
+    CHECK_THROWS_WITH(score_continuation(m, {}, {1}), Catch::Contains("the context to score is empty"));
+    CHECK_THROWS_WITH(score_continuation(m, {1}, {}), Catch::Contains("the continuation to score is empty"));
+    CHECK_THROWS_WITH(sliding_window_perplexity(m, {1}, 256, 128), Catch::Contains("has no perplexity"));
+    CHECK_THROWS_WITH(sliding_window_perplexity(m, {1, 2, 3}, 257, 128), Catch::Contains("outside 2..256"));
+    CHECK_THROWS_WITH(sliding_window_perplexity(m, {1, 2, 3}, 8, 9), Catch::Contains("the stride of 9 is outside 1..8"));
 }

@@ -26,6 +26,7 @@ import gpt2  # noqa: E402
 import rng  # noqa: E402
 import sampling  # noqa: E402
 import other_samplers  # noqa: E402
+import logprobs  # noqa: E402
 import speculative  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -1039,11 +1040,84 @@ def build_other_samplers(model, log):
         cases=cases)
 
 
+LOGPROBS_K = 5
+PERPLEXITY_FORTUNES = 50  # the first held-out fortunes of the model's validation split
+
+
+def value_margins(lp, k, t):
+    """How far the step's values are from changing what is compared: the order of the top k + 1
+    (so the top k and their ranks), and any value crossing token t's (so its rank)."""
+    vals = sorted(lp.tolist(), reverse=True)[:k + 1]
+    top = min((a - b for a, b in zip(vals, vals[1:])), default=math.inf)
+    v = float(lp[t])
+    others = [abs(x - v) for i, x in enumerate(lp.tolist()) if i != t]
+    return top, min(others)
+
+
+def held_out_ids(tok, count):
+    """<|endoftext|> doc <|endoftext|> doc ... as the model was trained (models/training/train_model.py),
+    for the first `count` fortunes of the validation split."""
+    sys.path.insert(0, os.path.join(ROOT, "models", "training"))
+    import fortunes_corpus
+    _, val = fortunes_corpus.split()
+    eot = tok.encode(fortunes_corpus.EOT.encode("utf-8"))
+    assert len(eot) == 1, "the tokenizer must spell <|endoftext|> as one token"
+    ids = list(eot)
+    for doc in val[:count]:
+        ids += tok.encode(doc.encode("utf-8")) + eot
+    return ids
+
+
+def build_logprobs(model, log):
+    tok = bpe.default_tokenizer(MODEL_DIR)
+    cases = []
+    for name, prompt in LOGITS_PROMPTS:
+        ids = tok.encode(prompt.encode("utf-8"))
+        logits = gpt2.forward(model, ids)
+        entries = [None]
+        for i in range(1, len(ids)):
+            lp = logprobs.log_softmax(logits[i - 1])
+            t = ids[i]
+            top_margin, rank_margin = value_margins(lp, LOGPROBS_K, t)
+            entries.append({"token": t, "logprob": float(lp[t]), "rank": logprobs.rank(lp, t),
+                            "top": [list(e) for e in logprobs.top_logprobs(lp, LOGPROBS_K, t)],
+                            "top_margin": top_margin, "rank_margin": rank_margin})
+        cases.append({"kind": "prompt", "name": name, "prompt_ids": ids, "k": LOGPROBS_K, "entries": entries})
+        log("logprobs: prompt %s, %d tokens" % (name, len(ids)))
+    for name, prompt in LOGITS_PROMPTS[:4]:
+        ids = tok.encode(prompt.encode("utf-8"))
+        greedy = decode.greedy(model, ids, 6)["ids"]
+        z = gpt2.forward(model, ids)[-1]
+        second = int(torch.topk(z, 2).indices[1])
+        for what, cont in (("greedy", greedy), ("second_first", [second] + greedy[1:])):
+            r = logprobs.score_continuation(model, ids, cont)
+            cases.append({"kind": "continuation", "name": name + "_" + what, "context_ids": ids,
+                          "continuation_ids": cont, "logprob": r["logprob"], "tokens": r["tokens"],
+                          "greedy": r["greedy"], "min_gap": r["min_gap"]})
+    text = held_out_ids(tok, PERPLEXITY_FORTUNES)
+    n_ctx = model.n_positions
+    for stride in (n_ctx, n_ctx // 2):
+        r = logprobs.sliding_window_perplexity(model, text, n_ctx, stride)
+        cases.append({"kind": "perplexity", "name": "held_out_%d_fortunes_stride_%d" % (PERPLEXITY_FORTUNES, stride),
+                      "ids": text, "max_length": n_ctx, "stride": stride, **r})
+        log("logprobs: perplexity of %d tokens, window %d, stride %d: %.6f over %d windows"
+            % (len(text), n_ctx, stride, r["perplexity"], r["windows"]))
+    return dict(header("Chapter 11 in float64 (tests/reference/logprobs.py). kind prompt: every prompt token's raw "
+                       "log-probability given its prefix (entry 0 is null), its rank (how many values are >= its own) "
+                       "and the top k entries [id, logprob, rank] with it appended from outside them; top_margin and "
+                       "rank_margin say how far the values are from reordering those. kind continuation: the sum of a "
+                       "continuation's log-probabilities given its context, and whether each token is the argmax "
+                       "(min_gap: the closest logit gap deciding it). kind perplexity: Hugging Face's sliding window "
+                       "over the first %d held-out fortunes (<|endoftext|>-separated, as trained)." % PERPLEXITY_FORTUNES,
+                       model), cases=cases)
+
+
 BUILDERS = [("rng.json", build_rng), ("tokenizer.json", build_tokenizer),
             ("logits.json", build_logits), ("greedy.json", build_greedy),
             ("sampling.json", build_sampling), ("processors.json", build_processors),
             ("beams.json", build_beams), ("top_p_rules.json", build_top_p_rules),
-            ("speculative.json", build_speculative), ("other_samplers.json", build_other_samplers)]
+            ("speculative.json", build_speculative), ("other_samplers.json", build_other_samplers),
+            ("logprobs.json", build_logprobs)]
 
 # ----------------------------------------------------------------------------- output
 
