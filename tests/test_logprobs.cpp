@@ -9,7 +9,9 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
+#include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/scoring.hpp"
+#include "decodebook/decoding/token_logprobs.hpp"
 #include "decodebook/sampling/logprobs.hpp"
 #include "golden.hpp"
 
@@ -172,4 +174,82 @@ TEST_CASE("scoring refuses what it cannot score with the fix", "[logprobs]") {
     CHECK_THROWS_WITH(sliding_window_perplexity(m, {1}, 256, 128), Catch::Contains("has no perplexity"));
     CHECK_THROWS_WITH(sliding_window_perplexity(m, {1, 2, 3}, 257, 128), Catch::Contains("outside 2..256"));
     CHECK_THROWS_WITH(sliding_window_perplexity(m, {1, 2, 3}, 8, 9), Catch::Contains("the stride of 9 is outside 1..8"));
+}
+
+namespace {
+
+GenerationConfig sampled_config() {
+    GenerationConfig c;
+    c.do_sample = true;
+    c.temperature = 0.7f;
+    c.top_p = 0.9f;
+    c.max_new_tokens = 16;
+    return c;
+}
+
+}  // namespace
+
+TEST_CASE("the logprobs sampler picks make_sampler's tokens and records raw logprobs of the prompt's kind", "[logprobs]") {
+    const std::vector<int> prompt = golden::tokenizer().encode("Q: What do you call");
+    for (const bool sample : {false, true}) {
+        GenerationConfig c = sample ? sampled_config() : GenerationConfig{};
+        c.max_new_tokens = 16;
+        INFO((sample ? "sampled" : "greedy"));
+        std::vector<StepLogprobs> steps;
+        const Generation plain = generate(golden::model(), golden::tokenizer(), prompt, c, make_sampler(c, 5));
+        const Generation recorded = generate(golden::model(), golden::tokenizer(), prompt, c,
+                                             make_logprobs_sampler(c, 5, {3, LogprobsMode::RawLogprobs}, steps));
+        REQUIRE(recorded.ids == plain.ids);
+        REQUIRE(steps.size() == recorded.ids.size());
+        // a raw logprob is the model's log p before any processor: the prompt logprob of the same
+        // position in prompt + output (prompt_logprobs is checked against the reference above)
+        std::vector<int> all = prompt;
+        all.insert(all.end(), recorded.ids.begin(), recorded.ids.end());
+        const auto as_prompt = prompt_logprobs(golden::model(), all, 3);
+        for (size_t i = 0; i < steps.size(); ++i) {
+            const auto& want = *as_prompt[prompt.size() + i];
+            INFO("step " << i);
+            CHECK(steps[i].token == recorded.ids[i]);
+            CHECK(std::abs(steps[i].value - want.logprob) < 1e-5);
+            CHECK(steps[i].top.size() == (steps[i].rank <= 3 ? 3u : 4u));  // the K + 1 rule
+            if (!sample) CHECK(steps[i].rank == 1);  // greedy chose the argmax of the raw logits
+        }
+    }
+}
+
+TEST_CASE("processed logprobs are -inf where the chain removed a token and sum to one over the rest", "[logprobs]") {
+    const GenerationConfig c = sampled_config();  // temperature 0.7, then top-p 0.9 (hf's order)
+    const std::vector<int> prompt = golden::tokenizer().encode("A fortune:");
+    std::vector<StepLogprobs> logits_steps, logprob_steps;
+    (void)generate(golden::model(), golden::tokenizer(), prompt, c,
+                   make_logprobs_sampler(c, 9, {20, LogprobsMode::ProcessedLogprobs}, logprob_steps));
+    const LogitsChain chain(c);
+    std::vector<int> generated;
+    for (const StepLogprobs& s : logprob_steps) {
+        // the step again, by hand: the chain's output and its log-softmax
+        std::vector<int> all = prompt;
+        all.insert(all.end(), generated.begin(), generated.end());
+        const xt::xtensor<float, 1> raw = last_position_logits(golden::model().forward(all));
+        const xt::xtensor<float, 1> z = chain.apply(raw, DecodeContext{prompt, generated, static_cast<int>(generated.size()), {}});
+        const xt::xtensor<float, 1> lp = logprob_values(raw, z, LogprobsMode::ProcessedLogprobs);
+        double kept = 0;
+        size_t removed = 0;
+        for (size_t i = 0; i < lp.size(); ++i) {
+            if (z(i) == -INFINITY) {
+                CHECK(lp(i) == -INFINITY);
+                ++removed;
+            } else {
+                kept += std::exp(static_cast<double>(lp(i)));
+            }
+        }
+        CHECK(kept == Approx(1.0).margin(1e-6));
+        CHECK(removed > 0);  // top-p 0.9 cut the tail
+        CHECK(s.value == Approx(lp(static_cast<size_t>(s.token))).margin(1e-6));
+        // an entry beyond the kept set shows as -inf: K = 20 reaches past the nucleus on some steps
+        for (const LogprobEntry& e : s.top) CHECK((e.value > -INFINITY) == (z(static_cast<size_t>(e.token)) > -INFINITY));
+        generated.push_back(s.token);
+    }
+    CHECK(!logprob_steps.empty());
+    CHECK_THROWS_WITH(make_logprobs_sampler(c, 1, {21, LogprobsMode::RawLogprobs}, logits_steps),
+                      Catch::Contains("logprobs = 21 is outside 0..20"));
 }

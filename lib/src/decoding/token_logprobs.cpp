@@ -1,0 +1,32 @@
+// Chapter 11: a sampler that records each generated token's numbers.
+#include "decodebook/decoding/token_logprobs.hpp"
+
+#include <memory>
+#include <string>
+
+#include "decodebook/base/error.hpp"
+#include "decodebook/base/rng.hpp"
+#include "decodebook/decoding/chain_end.hpp"
+
+namespace decodebook {
+
+Sampler make_logprobs_sampler(const GenerationConfig& config, uint64_t seed, const LogprobsRequest& request,
+                              std::vector<StepLogprobs>& out, std::vector<Processor> first) {
+    if (request.k < 0 || request.k > kMaxLogprobs)
+        throw Error("logprobs = " + std::to_string(request.k) + " is outside 0.." + std::to_string(kMaxLogprobs),
+                    "ask for at most " + std::to_string(kMaxLogprobs) + " alternatives per token (vLLM's max_logprobs)");
+    auto chain = std::make_shared<const LogitsChain>(config, std::move(first));
+    auto rng = std::make_shared<Rng>(seed);
+    std::shared_ptr<ChainEnd> end = chain->end().clone();
+    return [chain, rng, end, request, &out](const xt::xtensor<float, 1>& logits, const DecodeContext& context) {
+        const double coin = rng->coin();  // as make_sampler: coin i decides token i
+        const xt::xtensor<float, 1> z = chain->apply(logits, context);
+        const int token = end->pick(z, coin);
+        const xt::xtensor<float, 1> values = logprob_values(logits, z, request.mode);
+        out.push_back({token, values(static_cast<size_t>(token)), logprob_rank(values, token),
+                       top_logprobs(values, request.k, token)});
+        return token;
+    };
+}
+
+}  // namespace decodebook
