@@ -6,11 +6,15 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <filesystem>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
+#include "decodebook/decoding/beam_search.hpp"
+#include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/scoring.hpp"
+#include "decodebook/decoding/speculative.hpp"
 #include "decodebook/decoding/token_logprobs.hpp"
 #include "decodebook/sampling/logprobs.hpp"
 #include "golden.hpp"
@@ -252,4 +256,95 @@ TEST_CASE("processed logprobs are -inf where the chain removed a token and sum t
     CHECK(!logprob_steps.empty());
     CHECK_THROWS_WITH(make_logprobs_sampler(c, 1, {21, LogprobsMode::RawLogprobs}, logits_steps),
                       Catch::Contains("logprobs = 21 is outside 0..20"));
+}
+
+namespace {
+
+// Chapter 08's draft model (models/fortunes-draft), beside the embedded one.
+const Gpt2& draft_model() {
+    static const Gpt2 m = Gpt2::load((std::filesystem::path(golden::model_dir()).parent_path() / "fortunes-draft").string());
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("speculative decoding records the target's logprobs at every emitted position and never the draft's", "[logprobs]") {
+    const std::vector<int> prompt = golden::tokenizer().encode("Q: What do you call");
+    for (const bool sample : {false, true}) {
+        GenerationConfig c = sample ? sampled_config() : GenerationConfig{};
+        c.max_new_tokens = 16;
+        c.num_assistant_tokens = 4;
+        INFO((sample ? "sampled" : "greedy"));
+        const std::vector<int> eos = resolve_eos_ids(c, golden::model().config().eos_token_id);
+        const Drafter drafter = model_drafter(draft_model(), c, prompt.size() + 16, 4, draft_seed(c.seed));
+        std::vector<StepLogprobs> raw, processed;
+        const LogprobsLog raw_log{{2, LogprobsMode::RawLogprobs}, &raw};
+        const Generation g = generate_speculative(golden::model(), golden::tokenizer(), prompt, c, drafter, nullptr, {}, &raw_log);
+        const Drafter again = model_drafter(draft_model(), c, prompt.size() + 16, 4, draft_seed(c.seed));
+        const LogprobsLog processed_log{{2, LogprobsMode::ProcessedLogprobs}, &processed};
+        const Generation h = generate_speculative(golden::model(), golden::tokenizer(), prompt, c, again, nullptr, {}, &processed_log);
+        REQUIRE(h.ids == g.ids);  // recording changes nothing
+        REQUIRE(raw.size() == g.ids.size());
+        REQUIRE(processed.size() == g.ids.size());
+        std::vector<int> all = prompt;
+        all.insert(all.end(), g.ids.begin(), g.ids.end());
+        const auto target = prompt_logprobs(golden::model(), all, 2);
+        const auto draft = prompt_logprobs(draft_model(), all, 2);
+        const LogitsChain chain(c);
+        size_t differs_from_draft = 0;
+        for (size_t i = 0; i < raw.size(); ++i) {
+            INFO("token " << i);
+            const auto& want = *target[prompt.size() + i];
+            CHECK(raw[i].token == g.ids[i]);
+            CHECK(std::abs(raw[i].value - want.logprob) < 1e-5);
+            CHECK(raw[i].rank == want.rank);
+            differs_from_draft += std::abs(raw[i].value - draft[prompt.size() + i]->logprob) > 1e-3;
+            // processed: the target's chain output at this position, recomputed by hand
+            const std::span<const int> before = std::span<const int>(g.ids).first(i);
+            std::vector<int> context = prompt;
+            context.insert(context.end(), before.begin(), before.end());
+            const xt::xtensor<float, 1> z = last_position_logits(golden::model().forward(context));
+            const xt::xtensor<float, 1> lp = logprob_values(
+                z, chain.apply(z, DecodeContext{prompt, before, static_cast<int>(i), eos}), LogprobsMode::ProcessedLogprobs);
+            CHECK(processed[i].value == Approx(lp(static_cast<size_t>(g.ids[i]))).margin(1e-5));
+        }
+        CHECK(differs_from_draft > raw.size() / 2);  // the two models do differ: the check can tell them apart
+    }
+}
+
+TEST_CASE("a beam's transition scores sum to its score with length_penalty 0 as in transformers' test", "[logprobs]") {
+    // huggingface/transformers tests/generation/test_utils.py, test_transition_scores_beam_search_encoder_decoder:
+    // length_penalty 0.0, compute_transition_scores(sequences, scores, beam_indices) summed over the
+    // steps equals sequences_scores (atol 1e-3). Here with a repetition penalty, so the processed
+    // rows differ from the model's own log-softmax.
+    const std::vector<int> prompt = golden::tokenizer().encode("The best way to");
+    GenerationConfig c;
+    c.num_beams = 4;
+    c.num_return_sequences = 3;
+    c.max_new_tokens = 10;
+    c.length_penalty = 0.0f;
+    c.repetition_penalty = 1.3f;
+    const std::vector<Hypothesis> hyps = beam_search(golden::model(), golden::tokenizer(), prompt, c);
+    REQUIRE(hyps.size() == 3u);
+    size_t changed = 0;
+    for (const Hypothesis& h : hyps) {
+        const std::vector<StepLogprobs> rows = transition_scores(golden::model(), prompt, h.ids, c, {0, LogprobsMode::ProcessedLogits});
+        const std::vector<StepLogprobs> own = transition_scores(golden::model(), prompt, h.ids, c, {0, LogprobsMode::RawLogprobs});
+        REQUIRE(rows.size() == h.ids.size());
+        double sum = 0;
+        for (size_t t = 0; t < rows.size(); ++t) {
+            CHECK(rows[t].token == h.ids[t]);
+            CHECK(rows[t].top.size() == 1u);  // K = 0: the chosen token alone
+            sum += rows[t].value;
+            changed += std::abs(rows[t].value - own[t].value) > 1e-4;
+        }
+        CHECK(sum == Approx(h.sum_logprobs).margin(1e-4));
+        CHECK(sum == Approx(h.score).margin(1e-4));  // length_penalty 0: the score is the sum
+    }
+    CHECK(changed > 0);  // the penalty acted on some step, so raw and processed differ there
+    // and the cached search (chapter 07), the one decodebook-generate runs, returns the same rows' sums
+    const std::vector<Hypothesis> cached = beam_search_cached(golden::model(), golden::tokenizer(), prompt, c);
+    REQUIRE(cached.size() == hyps.size());
+    for (size_t i = 0; i < hyps.size(); ++i) CHECK(cached[i].ids == hyps[i].ids);
+    CHECK_THROWS_WITH(transition_scores(golden::model(), prompt, {}, c, {}), Catch::Contains("hypothesis to rebuild scores for is empty"));
 }

@@ -5,18 +5,17 @@
 #include <cmath>
 #include <string>
 
+#include <xtensor/xview.hpp>
+
 #include "decodebook/base/error.hpp"
+#include "decodebook/decoding/sampler.hpp"
 #include "decodebook/sampling/sampling.hpp"
 
 namespace decodebook {
 namespace {
 
 // Row `row` of a (T, V) logits matrix.
-xt::xtensor<float, 1> row_of(const xt::xtensor<float, 2>& logits, size_t row) {
-    xt::xtensor<float, 1> z = xt::xtensor<float, 1>::from_shape({logits.shape(1)});
-    for (size_t v = 0; v < z.size(); ++v) z(v) = logits(row, v);
-    return z;
-}
+xt::xtensor<float, 1> row_of(const xt::xtensor<float, 2>& logits, size_t row) { return xt::view(logits, row); }
 
 void check_fits(const Gpt2& model, size_t tokens, const std::string& what, const std::string& fix) {
     const int n = model.config().n_positions;
@@ -100,6 +99,30 @@ Perplexity sliding_window_perplexity(const Gpt2& model, const std::vector<int>& 
         if (end == seq_len) break;
     }
     return p;
+}
+
+std::vector<StepLogprobs> transition_scores(const Gpt2& model, const std::vector<int>& prompt, const std::vector<int>& ids,
+                                            const GenerationConfig& config, const LogprobsRequest& request) {
+    check_logprobs_request(request);
+    if (prompt.empty() || ids.empty())
+        throw Error(std::string("the ") + (prompt.empty() ? "prompt" : "hypothesis") + " to rebuild scores for is empty",
+                    "pass the search's prompt and one of its hypotheses");
+    std::vector<int> all = prompt;
+    all.insert(all.end(), ids.begin(), ids.end() - 1);  // the last id is only predicted
+    check_fits(model, all.size() + 1, "the prompt and hypothesis", "pass the prompt and hypothesis the search ran on");
+    const std::vector<int> eos_ids = resolve_eos_ids(config, model.config().eos_token_id);
+    const LogitsChain chain(config);  // beam search runs greedy: the processors only
+    const xt::xtensor<float, 2> logits = model.forward(all);  // (T, V): row t predicts token t + 1
+    std::vector<StepLogprobs> out;
+    for (size_t t = 0; t < ids.size(); ++t) {
+        const xt::xtensor<float, 1> raw = row_of(logits, prompt.size() - 1 + t);
+        const std::span<const int> before = std::span<const int>(ids).first(t);
+        // chapter 05's row: log_softmax first, then the processors on log-probabilities
+        const xt::xtensor<float, 1> row =
+            chain.apply(log_softmax(raw), DecodeContext{prompt, before, static_cast<int>(t), eos_ids});
+        out.push_back(step_logprobs(raw, row, ids[t], request));
+    }
+    return out;
 }
 
 }  // namespace decodebook

@@ -227,7 +227,8 @@ Drafter make_drafter(const GenerationConfig& config, const Gpt2* assistant, std:
 
 Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, const std::vector<int>& prompt,
                                 const GenerationConfig& config, const Drafter& drafter, SpeculativeStats* stats,
-                                const StepObserver& on_step) {
+                                const StepObserver& on_step, const LogprobsLog* logprobs) {
+    if (logprobs) check_logprobs_request(logprobs->request);
     using Clock = std::chrono::steady_clock;
     const ModelConfig& mc = target.config();
     const std::vector<int> eos_ids = check_request(mc, prompt, config);
@@ -273,11 +274,13 @@ Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, 
         //    then the verdict with this round's coins
         std::vector<int> extended = state.out.ids;
         extended.insert(extended.end(), d.ids.begin(), d.ids.end());
+        const size_t kept = state.out.ids.size();  // before this round's tokens are appended
+        const auto context_at = [&](size_t i) {
+            const std::span<const int> generated = std::span<const int>(extended).first(kept + i);
+            return DecodeContext{prompt, generated, static_cast<int>(generated.size()), eos_ids};
+        };
         std::vector<xt::xtensor<float, 1>> p;
-        for (size_t i = 0; i <= kk; ++i) {
-            const std::span<const int> generated = std::span<const int>(extended).first(state.out.ids.size() + i);
-            p.push_back(chain.distribution(logits[i], DecodeContext{prompt, generated, static_cast<int>(generated.size()), eos_ids}));
-        }
+        for (size_t i = 0; i <= kk; ++i) p.push_back(chain.distribution(logits[i], context_at(i)));
         std::vector<double> coins;
         for (int c = 0; c < coins_per_round(static_cast<int>(kk)); ++c) coins.push_back(rng.coin());
         const Verdict v = config.verify_rule == VerifyRule::Leviathan ? verify_drafts(p, d.ids, d.q, coins)
@@ -290,6 +293,10 @@ Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, 
         for (int i = 0; i <= v.accepted; ++i) {
             const int token = i < v.accepted ? d.ids[static_cast<size_t>(i)] : v.next;
             ++st.emitted;
+            if (logprobs) {  // chapter 11: the target's numbers at this position, only when asked
+                const size_t at = static_cast<size_t>(i);
+                logprobs->out->push_back(step_logprobs(logits[at], chain.apply(logits[at], context_at(at)), token, logprobs->request));
+            }
             if (append_token(state, token, logits[static_cast<size_t>(i)], ms, on_step)) return std::move(state.out);
         }
         // 5. roll back: the cache keeps the prompt and every kept token but the last (fed next round)

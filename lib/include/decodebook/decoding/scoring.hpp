@@ -8,6 +8,8 @@
 #include <optional>
 #include <vector>
 
+#include "decodebook/decoding/generation_config.hpp"
+#include "decodebook/decoding/token_logprobs.hpp"
 #include "decodebook/model/gpt2.hpp"
 #include "decodebook/sampling/logprobs.hpp"
 
@@ -72,5 +74,23 @@ struct Perplexity {
 /// @return the sums, from which the perplexity
 /// @throws Error for a text under 2 tokens, or a window or stride out of range
 Perplexity sliding_window_perplexity(const Gpt2& model, const std::vector<int>& ids, int max_length, int stride);
+
+/// A beam search hypothesis's per-token numbers, rebuilt as Hugging Face's
+/// `compute_transition_scores` rebuilds them from a beam's `scores` (generation/utils.py at
+/// 052b1dcd): at step t the beam's row is the log-softmax of the model's logits after prompt +
+/// ids[0..t), then the config's processors on log-probabilities (beam search's own row,
+/// chapter 05), and token t's value in it. One forward over prompt + ids. In processed_logits
+/// mode the values are those rows, so they sum to the hypothesis's sum_logprobs (its score before
+/// the length penalty); processed_logprobs renormalises each row (the same values when no
+/// processor changed it); raw_logprobs is the model's own log-softmax. Introduced in chapter 11.
+/// @param model the model the search ran on
+/// @param prompt the prompt's ids
+/// @param ids the hypothesis's new ids (Hypothesis::ids)
+/// @param config the search's config (its processors; eos_token_id as the search resolved it)
+/// @param request K and the mode
+/// @return one record per id
+/// @throws Error for an empty `ids`, prompt + ids beyond the context, or K out of range
+std::vector<StepLogprobs> transition_scores(const Gpt2& model, const std::vector<int>& prompt, const std::vector<int>& ids,
+                                            const GenerationConfig& config, const LogprobsRequest& request);
 
 }  // namespace decodebook

@@ -25,6 +25,7 @@
 
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/sampler.hpp"
+#include "decodebook/decoding/token_logprobs.hpp"
 
 namespace decodebook {
 
@@ -198,10 +199,14 @@ Drafter make_drafter(const GenerationConfig& config, const Gpt2* assistant, std:
 /// @param drafter proposes each round's tokens
 /// @param stats filled with what the run did, when given
 /// @param on_step told about every kept token, as in generate
+/// @param logprobs when given, a record per emitted token from the target's logits at its
+///   position and the chain's output for them (step_logprobs; chapter 11): the target's
+///   distribution, never the draft's
 /// @throws Error on a bad request or config.
 Generation generate_speculative(const Gpt2& target, const Tokenizer& tokenizer, const std::vector<int>& prompt,
                                 const GenerationConfig& config, const Drafter& drafter,
-                                SpeculativeStats* stats = nullptr, const StepObserver& on_step = {});
+                                SpeculativeStats* stats = nullptr, const StepObserver& on_step = {},
+                                const LogprobsLog* logprobs = nullptr);
 
 /// Expected tokens one round emits when each draft is kept with probability alpha:
 /// (1 - alpha^(k+1)) / (1 - alpha) (k + 1 at alpha = 1). Introduced in chapter 08.

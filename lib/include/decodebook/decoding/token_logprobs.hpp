@@ -28,6 +28,29 @@ struct StepLogprobs {
     std::vector<LogprobEntry> top;    ///< top_logprobs(values, k, token): k entries, or k + 1
 };
 
+/// One step's record: the values of `mode` from the step's raw logits and the chain's output
+/// (logprob_values), the token's value and rank, and top_logprobs(values, k, token). Every loop
+/// that records logprobs makes its records here. Introduced in chapter 11.
+/// @param raw (V) the model's logits at the step
+/// @param processed (V) the chain's output for the same step
+/// @param token the token the step chose
+/// @param request K and the mode
+/// @return the record
+StepLogprobs step_logprobs(const xt::xtensor<float, 1>& raw, const xt::xtensor<float, 1>& processed, int token,
+                           const LogprobsRequest& request);
+
+/// Where a loop that chooses tokens its own way (speculative decoding, chapter 08) writes a record
+/// per emitted token: the request and the caller's list. Introduced in chapter 11.
+struct LogprobsLog {
+    LogprobsRequest request;              ///< K and the mode
+    std::vector<StepLogprobs>* out = nullptr;  ///< the records, one per emitted token (the caller keeps it alive)
+};
+
+/// Refuse K outside 0..kMaxLogprobs, naming vLLM's limit. Introduced in chapter 11.
+/// @param request the request
+/// @throws Error for a K out of range
+void check_logprobs_request(const LogprobsRequest& request);
+
 /// make_sampler's Sampler (the same chain, a clone of its end, coin i of Rng(seed) for token i, so
 /// the same tokens), appending each step's StepLogprobs to `out`: the values come from the step's
 /// raw logits and the chain's output for it (logprob_values). A greedy chain's output stops after
