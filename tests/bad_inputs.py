@@ -466,6 +466,25 @@ CASES.append(Case("42 decodebook-generate refuses mirostat with a draft model be
                   "decodebook-generate", ["--assistant-model", DRAFT, "--order", "llama.cpp", "--mirostat", "2"], 2,
                   r"^error: mirostat = 2 with speculative decoding is not offered: verifying k drafts at once",
                   fix=r"^  fix: drop --assistant-model, or --mirostat$"))
+# issue 36 (chapter 11): decodebook-generate's logprobs flags, each refused with its range or why
+for what, args, first, fix in [
+        ("--logprobs 21", ["--logprobs", "21"], r"^error: --logprobs = 21 is invalid: it must be a whole number in \[0, 20\]$",
+         r"^  fix: pass --logprobs with a value in \[0, 20\]$"),
+        ("--prompt-logprobs -1", ["--prompt-logprobs", "-1"],
+         r"^error: --prompt-logprobs = -1 is invalid: it must be a whole number in \[0, 20\]$", None),
+        ("an unknown --logprobs-mode", ["--logprobs", "2", "--logprobs-mode", "raw"],
+         r"^error: --logprobs-mode: logprobs mode 'raw' is not one of vLLM's four$",
+         r"^  fix: pass raw_logprobs \(the default\), raw_logits, processed_logprobs or processed_logits$"),
+        ("--logprobs-mode without --logprobs", ["--logprobs-mode", "raw_logits", "--prompt-logprobs", "2"],
+         r"^error: --logprobs-mode says what --logprobs reports, and --logprobs is not given$",
+         r"^  fix: add --logprobs K \(prompt logprobs are always raw_logprobs\), or drop --logprobs-mode$"),
+        ("--logprobs with --show-steps", ["--logprobs", "2", "--show-steps"],
+         r"^error: --show-steps and --logprobs both report each step, through different samplers$", None),
+        ("--json with --interactive", ["--json", "out.json", "--interactive"],
+         r"^error: --json writes one run's response, and --interactive runs many$", None),
+        ("--json into a missing folder", ["--json", "/nonexistent/out.json", "-n", "2"],
+         r"^error: cannot write the --json file '/nonexistent/out.json'$", r"^  fix: pass --json a path in a writable folder$")]:
+    CASES.append(Case(f"36 decodebook-generate refuses {what}", 36, "decodebook-generate", args, 2, first, fix=fix))
 # issue 42 item 4: decodebook-bench checks every input before it measures (a draft of another
 # tokenizer was measured without a word; a bogus --blas-list became a table row after minutes)
 CASES.append(Case("42 bench refuses a draft model of another tokenizer before measuring", 42, "decodebook-bench",

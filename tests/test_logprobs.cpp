@@ -10,6 +10,7 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
+#include "decodebook/course/logprobs_report.hpp"
 #include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/decoding/generate.hpp"
@@ -347,4 +348,25 @@ TEST_CASE("a beam's transition scores sum to its score with length_penalty 0 as 
     REQUIRE(cached.size() == hyps.size());
     for (size_t i = 0; i < hyps.size(); ++i) CHECK(cached[i].ids == hyps[i].ids);
     CHECK_THROWS_WITH(transition_scores(golden::model(), prompt, {}, c, {}), Catch::Contains("hypothesis to rebuild scores for is empty"));
+}
+
+TEST_CASE("the completions logprobs object writes null for the first prompt token and -9999 for -inf", "[logprobs]") {
+    const Tokenizer& tok = golden::tokenizer();
+    const std::vector<int> prompt = tok.encode("A cat");
+    REQUIRE(prompt.size() == 2u);
+    const std::vector<int> ids{prompt[1]};  // " cat" again
+    std::vector<LogprobsRow> rows = prompt_rows(prompt, prompt_logprobs(golden::model(), prompt, 1));
+    const StepLogprobs removed{ids[0], -INFINITY, 7, {{prompt[0], 0.0f, 1}, {ids[0], -INFINITY, 7}}};
+    const std::vector<LogprobsRow> generated = generated_rows(ids, {removed});
+    rows.insert(rows.end(), generated.begin(), generated.end());
+    const nlohmann::ordered_json lp = openai_logprobs(rows, tok);
+    CHECK(lp["tokens"] == nlohmann::ordered_json({"A", " cat", " cat"}));
+    CHECK(lp["token_logprobs"][0].is_null());
+    CHECK(lp["top_logprobs"][0].is_null());
+    CHECK(lp["token_logprobs"][2] == -9999.0);  // vLLM's max(logprob, -9999.0): JSON has no -inf
+    CHECK(lp["top_logprobs"][2][" cat"] == -9999.0);
+    CHECK(lp["top_logprobs"][2]["A"] == 0.0);
+    CHECK(lp["text_offset"] == nlohmann::ordered_json({0, 1, 5}));  // the running sum of the tokens' lengths
+    CHECK(api_token(tok, tok.encode("é")[0]).size() >= 1u);
+    CHECK_THROWS_WITH(generated_rows({1, 2}, {removed}), Catch::Contains("1 logprobs records for 2 tokens"));
 }
