@@ -15,7 +15,8 @@
 //   each BLAS library (--blas-list: the linked OpenBLAS, Debian's BLIS); cached vs naive for 200 new
 //   tokens; peak memory; then the cached vs naive ratio on the embedded model; then (chapter 08)
 //   the cost of one decode call verifying k = 1..8 drafted tokens against one decode step on the
-//   GPT-2 124M shape, and the speed-up of speculative decoding on the embedded model.
+//   GPT-2 124M shape, and the speed-up of speculative decoding on the embedded model; then (chapter
+//   11) what recording each token's logprobs costs a sampled run, K = 0, 5 and 20, against none.
 // Then (chapter 09, apps/bench_mask.cpp) a constraint's index build time and its token mask's cost
 // per decoding step, on the embedded vocabulary and on GPT-2's 50,257 tokens (installed by
 // tools/install-deps.sh --bench; --gpt2-vocab DIR). `--part model` or `--part mask` runs one half.
@@ -39,6 +40,7 @@
 #include "decodebook/course/model_dir.hpp"
 #include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/decoding/speculative.hpp"
+#include "decodebook/decoding/token_logprobs.hpp"
 #include "decodebook/model/cached_sequence.hpp"
 #include "decodebook/model/tokenizer.hpp"
 #include "decodebook/course/random_model.hpp"
@@ -693,6 +695,48 @@ void print_speculative_speedup(const Gpt2& small, const Tokenizer& tok, const st
     }
 }
 
+// 5. logprobs (chapter 11): what recording each token's numbers costs a sampled run on the
+// embedded model, against the same run with no recording (make_sampler, which is unchanged)
+void print_logprobs_cost(const Gpt2& small, const Tokenizer& tok, nlohmann::json& report) {
+    const std::vector<int> prompt = tok.encode("The best way to");
+    GenerationConfig config;
+    config.do_sample = true;
+    config.temperature = 0.7f;
+    config.top_p = 0.9f;
+    config.max_new_tokens = 96;
+    config.min_new_tokens = 96;  // every run the same length: no EOS ends one early
+    struct Variant {
+        std::string name;
+        std::optional<LogprobsRequest> request;  // none: make_sampler
+        double tps = 0;
+    };
+    std::vector<Variant> variants{{"no logprobs (make_sampler)", std::nullopt},
+                                  {"--logprobs 0 (the token alone)", LogprobsRequest{0, LogprobsMode::RawLogprobs}},
+                                  {"--logprobs 5", LogprobsRequest{5, LogprobsMode::RawLogprobs}},
+                                  {"--logprobs 5, processed_logprobs", LogprobsRequest{5, LogprobsMode::ProcessedLogprobs}},
+                                  {"--logprobs 20", LogprobsRequest{20, LogprobsMode::RawLogprobs}}};
+    std::vector<StepLogprobs> records;
+    records.reserve(static_cast<size_t>(config.max_new_tokens));
+    for (int r = 0; r < 7; ++r) {  // interleaved, the fastest of 7 each: the host is noisy
+        for (Variant& v : variants) {
+            records.clear();
+            const Sampler sampler = v.request ? make_logprobs_sampler(config, config.seed, *v.request, records)
+                                              : make_sampler(config, config.seed);
+            const auto start = Clock::now();
+            const Generation g = generate_cached(small, tok, prompt, config, sampler);
+            v.tps = std::max(v.tps, g.ids.size() / seconds_since(start));
+        }
+    }
+    std::cout << "\nlogprobs (chapter 11): the embedded model, temperature 0.7, top-p 0.9, 96 new tokens after 'The best "
+                 "way to' (the fastest of 7, interleaved)\n";
+    for (const Variant& v : variants) {
+        row(v.name.c_str(), fixed(v.tps, 0, "tokens/s"),
+            v.request ? fixed(v.tps / variants[0].tps, 3, "x no logprobs") : std::string());
+        report["logprobs"].push_back({{"variant", v.name}, {"tokens_per_s", v.tps},
+                                      {"ratio", v.tps / variants[0].tps}});
+    }
+}
+
 // Chapters 07 and 08 on the GPT-2-124M-shaped model (and the embedded one): decode against the
 // roofline, prefill per BLAS, memory, cached vs naive, speculative decoding. Measures first, then
 // prints and fills `report`.
@@ -742,6 +786,7 @@ void measure_model(const CommandLine& cl, const ModelOptions& o, const Speculati
     if (o.naive_tokens > 0) print_cached_vs_naive(model, cl, o.naive_tokens, report);
     print_verify_costs(model, report);
     print_speculative_speedup(speculative.model, speculative.tokenizer, speculative.draft, report);
+    print_logprobs_cost(speculative.model, speculative.tokenizer, report);
 }
 
 }  // namespace

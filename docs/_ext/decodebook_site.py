@@ -8,6 +8,9 @@
                           so each entity is rendered exactly once and new headers appear by themselves
 .. readme-code:: TEXT     the first ```sh block after the README line containing TEXT
 .. details:: SUMMARY      a collapsed <details> block (sphinx-togglebutton is not in Debian)
+.. token-shading:: PROG   a text with each token on a background by its probability, from the
+   ARGS...                rows of series "p" that `PROG ARGS... --csv FILE` writes (x: position,
+                          y: p, label: the token's text); chapter 11's fortune
 .. output-excerpt::       the lines of one command-output block from the first line containing
    :from: TEXT            :from: up to the line before the first later one containing :to: (or
    :to: TEXT              the end), the command's prompt line kept and "..." where lines are
@@ -19,11 +22,15 @@ is in no line of its output (the program changed: fix the page), every chapter f
 docs/chapters/<folder>.rst (or is listed, for now, in conf.py's decodebook_pages_pending), and
 every exercise in the manifest is introduced exactly once on its chapter's page.
 """
+import csv
 import glob
 import html
 import json
+import math
 import os
 import re
+import subprocess
+import tempfile
 
 from docutils import nodes
 from docutils.parsers.rst import directives
@@ -393,6 +400,43 @@ class OutputExcerptDirective(SphinxDirective):
         return [node]
 
 
+# --------------------------------------------------------------------------------- token shading
+
+# (lowest p, background): the same four bands as chapter 11's terminal view (surprise.cpp)
+SHADES = [(0.5, "#87ff87"), (0.1, "#ffffaf"), (0.01, "#ffaf87"), (0.0, "#ff8787")]
+
+
+class TokenShadingDirective(SphinxDirective):
+    """The tokens of a program's `--csv` rows of series "p", each on a background by its
+    probability, with p and the surprise in bits as its tooltip. The program runs at build time
+    (found on PATH, as command-output's), so the shading is the program's, never pasted."""
+    required_arguments = 1
+    optional_arguments = 20
+
+    def run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rows.csv")
+            try:
+                subprocess.run([*self.arguments, "--csv", path], check=True, stdout=subprocess.DEVNULL, timeout=300)
+            except (OSError, subprocess.SubprocessError) as e:
+                raise self.error(f"token-shading: running {' '.join(self.arguments)} failed: {e}")
+            with open(path, newline="", encoding="utf-8") as f:
+                rows = [r for r in csv.DictReader(f) if r["series"] == "p"]
+        if not rows:
+            raise self.error(f"token-shading: {' '.join(self.arguments)} --csv wrote no rows of series 'p'")
+        spans = []
+        for r in rows:
+            p = float(r["y"])
+            colour = next(c for low, c in SHADES if p >= low)
+            bits = -math.log2(p) if p > 0 else float("inf")
+            text = html.escape(r["label"])  # newlines and tabs kept: the block is pre-wrap (decodebook.css)
+            spans.append(f'<span style="background:{colour}" title="p {p:.4f}, surprise {bits:.2f} bits">{text}</span>')
+        legend = " ".join(f'<span style="background:{c}">&nbsp;p &ge; {low:g}&nbsp;</span>' if low > 0 else
+                          f'<span style="background:{c}">&nbsp;p &lt; 0.01&nbsp;</span>' for low, c in SHADES)
+        body = f'<div class="db-shading"><p>{"".join(spans)}</p><p class="db-shading-legend">{legend}</p></div>'
+        return [nodes.raw("", body, format="html")]
+
+
 def printed_role(name, rawtext, text, lineno, inliner, options=None, content=None):
     """:printed:`20.0 tokens`: a figure in the prose that the page's program output must contain.
     Shown as plain text; check_printed fails the build when no output block on the page holds it."""
@@ -525,6 +569,7 @@ def setup(app):
     app.add_directive("api-reference", ApiReferenceDirective)
     app.add_directive("readme-code", ReadmeCodeDirective)
     app.add_directive("output-excerpt", OutputExcerptDirective)
+    app.add_directive("token-shading", TokenShadingDirective)
     app.add_role("printed", printed_role)
     app.connect("doctree-read", note_written_blocks, priority=450)  # before programoutput's run_programs (500)
     app.connect("doctree-read", check_printed, priority=550)  # programoutput has run, excerpts not cut yet

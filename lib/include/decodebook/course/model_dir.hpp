@@ -20,6 +20,10 @@ std::string builtin_model_dir();
 /// Introduced in chapter 08.
 std::string builtin_draft_dir();
 
+/// The folder of the data chapter 11 scores (`models/tasks`: the held-out fortunes), baked in at
+/// configure time. Introduced in chapter 11.
+std::string builtin_tasks_dir();
+
 /// The draft model folder of `--assistant-model`: "none" or empty for none (""), else the folder,
 /// checked as resolve_model_dir checks one. Introduced in chapter 08.
 /// @throws Error when the folder does not exist, is not a folder or cannot be read.
