@@ -29,13 +29,17 @@ std::vector<int> held_out_ids(const decodebook::Session& s, const std::vector<st
 // side by side, with the alternatives beside it.
 void four_modes(const decodebook::Session& s);
 
+// Part 1, then: a run of max_new_tokens with each token's raw and processed logprob side by side
+// (the same seed twice: the same tokens).
+void a_run_in_two_modes(const decodebook::Session& s);
+
 // Part 2: a held-out fortune token by token: each token's probability given the text before it
 // (shaded in a terminal), the surprise it carried and the entropy the model had there (every
 // token to the CSV, which the site renders as shaded HTML).
 void surprise_along_a_text(const decodebook::Session& s, const std::string& fortune, CsvRows& csv);
 
 // Part 3: the perplexity of the held-out fortunes by Hugging Face's sliding window, the stride
-// equal to the context and half of it (and a quarter), with the forwards each costs.
+// equal to the context and half of it, with the forwards each costs.
 void perplexity_by_strides(const decodebook::Session& s, const std::vector<std::string>& fortunes);
 
 }  // namespace chapter11

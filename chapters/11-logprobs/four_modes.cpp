@@ -7,6 +7,7 @@
 
 #include "chapter11.hpp"
 #include "decodebook/course/terminal.hpp"
+#include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/decoding/naive_loop.hpp"
 #include "decodebook/decoding/sampler.hpp"
 #include "decodebook/decoding/token_logprobs.hpp"
@@ -84,5 +85,26 @@ void four_modes(const Session& s) {
                 std::exp(static_cast<double>(drawn[1].value)), std::exp(static_cast<double>(drawn[3].value)));
 }
 // [/ch11:four-modes]
+
+void a_run_in_two_modes(const Session& s) {
+    // the same seed and chain twice: the same tokens, recorded before the chain and after it
+    std::vector<StepLogprobs> raw, processed;
+    const Generation g = generate_cached(s.model, s.tokenizer, s.prompt, s.config,
+                                         make_logprobs_sampler(s.config, s.config.seed, {0, LogprobsMode::RawLogprobs}, raw));
+    (void)generate_cached(s.model, s.tokenizer, s.prompt, s.config,
+                          make_logprobs_sampler(s.config, s.config.seed, {0, LogprobsMode::ProcessedLogprobs}, processed));
+    std::printf("%4s  %-14s %13s %7s %19s %7s\n", "step", "token", "raw_logprobs", "rank", "processed_logprobs", "rank");
+    double raw_sum = 0, processed_sum = 0;
+    for (size_t i = 0; i < raw.size() && i < processed.size(); ++i) {
+        std::printf("%4zu  %-14s %13.4f %7d %19.4f %7d\n", i,
+                    visible_token(std::string(s.tokenizer.text_bytes(raw[i].token, false))).c_str(),
+                    static_cast<double>(raw[i].value), raw[i].rank, static_cast<double>(processed[i].value), processed[i].rank);
+        raw_sum += raw[i].value;
+        processed_sum += processed[i].value;
+    }
+    std::printf("%s%s\n(%zu tokens, finish_reason %s) sum of raw_logprobs %.2f, of processed_logprobs %.2f\n",
+                s.tokenizer.decode(s.prompt).c_str(), g.text.c_str(), g.ids.size(), to_string(g.finish_reason).c_str(),
+                raw_sum, processed_sum);
+}
 
 }  // namespace chapter11

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
                                         "The best way to");
     info.defaults.temperature = 0.7f;  // part 1's chain: temperature 0.7, then top-p 0.9
     info.defaults.top_p = 0.9f;
+    info.defaults.max_new_tokens = 12;  // part 1's run
     info.csv_columns = "series,x,y,label";
     info.show_steps = false;  // its parts are tables of their own
     CommandLine opt;
@@ -37,6 +38,9 @@ int main(int argc, char** argv) {
 
         std::printf("== 1. One token, four numbers: vLLM's logprobs modes after \"%s\" ==\n", opt.prompt.c_str());
         four_modes(session);
+        std::printf("\nThe run goes on for %d tokens with the same chain and seed, each token's logprob before and after it:\n",
+                    session.config.max_new_tokens);
+        a_run_in_two_modes(session);
 
         std::printf("\n== 2. A held-out fortune, token by token ==\n");
         surprise_along_a_text(session, fortunes.at(4), csv);

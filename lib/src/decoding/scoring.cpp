@@ -65,6 +65,7 @@ ContinuationScore score_continuation(const Gpt2& model, const std::vector<int>& 
 
 double Perplexity::value() const { return std::exp(nll_sum / static_cast<double>(tokens)); }
 
+// [ch11:perplexity]
 Perplexity sliding_window_perplexity(const Gpt2& model, const std::vector<int>& ids, int max_length, int stride) {
     if (ids.size() < 2) throw Error("a text of " + std::to_string(ids.size()) + " token has no perplexity",
                                     "score a text of two tokens or more (the first is never predicted)");
@@ -100,6 +101,7 @@ Perplexity sliding_window_perplexity(const Gpt2& model, const std::vector<int>& 
     }
     return p;
 }
+// [/ch11:perplexity]
 
 std::vector<StepLogprobs> transition_scores(const Gpt2& model, const std::vector<int>& prompt, const std::vector<int>& ids,
                                             const GenerationConfig& config, const LogprobsRequest& request) {

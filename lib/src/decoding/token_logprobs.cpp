@@ -10,6 +10,7 @@
 
 namespace decodebook {
 
+// [ch11:record]
 StepLogprobs step_logprobs(const xt::xtensor<float, 1>& raw, const xt::xtensor<float, 1>& processed, int token,
                            const LogprobsRequest& request) {
     const xt::xtensor<float, 1> values = logprob_values(raw, processed, request.mode);
@@ -36,5 +37,6 @@ Sampler make_logprobs_sampler(const GenerationConfig& config, uint64_t seed, con
         return token;
     };
 }
+// [/ch11:record]
 
 }  // namespace decodebook

@@ -40,6 +40,7 @@ LogprobsMode parse_logprobs_mode(std::string_view text) {
                 "pass raw_logprobs (the default), raw_logits, processed_logprobs or processed_logits");
 }
 
+// [ch11:log-softmax]
 // log p = z - (max + log sum exp(z - max)), in double; exp(-inf - max) = 0 and -inf - c = -inf, so
 // a removed token stays removed.
 xt::xtensor<float, 1> log_softmax(const xt::xtensor<float, 1>& logits) {
@@ -65,7 +66,9 @@ xt::xtensor<float, 1> logprob_values(const xt::xtensor<float, 1>& raw, const xt:
     }
     return raw;
 }
+// [/ch11:log-softmax]
 
+// [ch11:top-logprobs]
 int logprob_rank(const xt::xtensor<float, 1>& values, int token) {
     check_token(values, token);
     const float v = values(static_cast<size_t>(token));
@@ -96,5 +99,6 @@ std::vector<LogprobEntry> top_logprobs(const xt::xtensor<float, 1>& values, int 
     if (!sampled_in) entries.push_back({sampled, values(static_cast<size_t>(sampled)), logprob_rank(values, sampled)});
     return entries;
 }
+// [/ch11:top-logprobs]
 
 }  // namespace decodebook
