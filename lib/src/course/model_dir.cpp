@@ -13,6 +13,7 @@ namespace fs = std::filesystem;
 
 std::string builtin_model_dir() { return DECODEBOOK_MODEL_DIR; }
 std::string builtin_draft_dir() { return DECODEBOOK_DRAFT_DIR; }
+std::string builtin_author_choice_task() { return DECODEBOOK_AUTHOR_TASK; }
 
 namespace {
 
