@@ -8,6 +8,7 @@
 (margins, log-probabilities) may differ by float64 rounding (FLOAT_REL), nothing else may.
 Never imports the C++ sources or the training code (models/training/).
 """
+import hashlib
 import json
 import math
 import os
@@ -27,6 +28,7 @@ import rng  # noqa: E402
 import sampling  # noqa: E402
 import other_samplers  # noqa: E402
 import logprobs  # noqa: E402
+import choices  # noqa: E402
 import speculative  # noqa: E402
 
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
@@ -1112,12 +1114,58 @@ def build_logprobs(model, log):
                        model), cases=cases)
 
 
+TASK_REL = "models/tasks/author_choice.json"  # written by tests/reference/author_task.py
+PICK_RULES = choices.RULES
+
+
+def build_choices(model, log):
+    """Chapter 11's author-choice task scored in float64 as lm-eval scores a multiple-choice task
+    (tests/reference/choices.py): reads the shipped task file only, so it needs no fortunes package."""
+    tok = bpe.default_tokenizer(MODEL_DIR)
+    with open(os.path.join(ROOT, TASK_REL), "rb") as f:
+        raw = f.read()
+    task = json.loads(raw.decode("utf-8"))
+    cases, hits = [], {r: [] for r in PICK_RULES}
+    for index, item in enumerate(task["items"]):
+        scores = choices.score_choices(model, tok, item["context"], item["choices"])
+        context_ids = scores[0]["context_ids"]
+        assert all(s["context_ids"] == context_ids for s in scores)
+        case = {"item": index, "answer": item["answer"], "context_tokens": len(context_ids),
+                "choices": [{k: s[k] for k in ("continuation_ids", "logprob", "tokens", "greedy", "min_gap", "chars", "bytes")}
+                            for s in scores]}
+        for rule in PICK_RULES:
+            values = choices.rule_values(scores, rule)
+            case[rule] = choices.pick(values)
+            case[rule + "_margin"] = choices.margin(values)
+            hits[rule].append(1.0 if case[rule] == item["answer"] else 0.0)
+        cases.append(case)
+    accuracy = {}
+    for rule in PICK_RULES:
+        accuracy[rule] = {"correct": int(sum(hits[rule])), "value": choices.mean(hits[rule]),
+                          "stderr": choices.mean_stderr(hits[rule])}
+        log("choices: %s %.4f +- %.4f (%d of %d)" % (rule, accuracy[rule]["value"], accuracy[rule]["stderr"],
+                                                    accuracy[rule]["correct"], len(cases)))
+    chance = choices.mean([1.0 / len(item["choices"]) for item in task["items"]])
+    return dict(header("Chapter 11's author-choice task (%s, written by tests/reference/author_task.py) scored in "
+                       "float64 by lm-eval's multiple-choice rules (tests/reference/choices.py, lm-evaluation-harness "
+                       "at 4e7e0d47f33b). Per item: the answer's index; the context's token count; per choice the "
+                       "continuation's ids as lm-eval's _encode_pair splits (context, choice) (the context's trailing "
+                       "space moved to the choice), the sum of their log-probabilities, their count, is_greedy (min_gap: "
+                       "the closest logit gap deciding it), and the choice's length in characters (Python len) and "
+                       "UTF-8 bytes; the pick of each rule (acc: the highest sum; acc_norm: sum / characters; acc_bytes: "
+                       "sum / bytes; ties to the first) and its margin (best minus second best value). accuracy: per "
+                       "rule, the mean of the hits and lm-eval's mean_stderr (sample standard deviation / sqrt(n)); "
+                       "chance: the mean of 1 / choices. task_sha256: the task file scored." % TASK_REL, model),
+                task=TASK_REL, task_sha256=hashlib.sha256(raw).hexdigest(), chance=chance, accuracy=accuracy,
+                cases=cases)
+
+
 BUILDERS = [("rng.json", build_rng), ("tokenizer.json", build_tokenizer),
             ("logits.json", build_logits), ("greedy.json", build_greedy),
             ("sampling.json", build_sampling), ("processors.json", build_processors),
             ("beams.json", build_beams), ("top_p_rules.json", build_top_p_rules),
             ("speculative.json", build_speculative), ("other_samplers.json", build_other_samplers),
-            ("logprobs.json", build_logprobs)]
+            ("logprobs.json", build_logprobs), ("choices.json", build_choices)]
 
 # ----------------------------------------------------------------------------- output
 

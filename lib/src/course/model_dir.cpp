@@ -14,6 +14,7 @@ namespace fs = std::filesystem;
 std::string builtin_model_dir() { return DECODEBOOK_MODEL_DIR; }
 std::string builtin_draft_dir() { return DECODEBOOK_DRAFT_DIR; }
 std::string builtin_tasks_dir() { return DECODEBOOK_TASKS_DIR; }
+std::string builtin_author_choice_task() { return builtin_tasks_dir() + "/author_choice.json"; }
 
 namespace {
 

@@ -24,6 +24,11 @@ std::string builtin_draft_dir();
 /// configure time. Introduced in chapter 11.
 std::string builtin_tasks_dir();
 
+/// The author-choice task file (`models/tasks/author_choice.json`: 200 held-out fortunes, each
+/// author among four), in builtin_tasks_dir(); decoding/choices.hpp's read_choice_task reads it.
+/// Introduced in chapter 11.
+std::string builtin_author_choice_task();
+
 /// The draft model folder of `--assistant-model`: "none" or empty for none (""), else the folder,
 /// checked as resolve_model_dir checks one. Introduced in chapter 08.
 /// @throws Error when the folder does not exist, is not a folder or cannot be read.
