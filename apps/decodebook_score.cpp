@@ -3,18 +3,21 @@
 //   decodebook-score                                   perplexity of the held-out fortunes
 //   decodebook-score --text FILE --stride 128          perplexity of a file, windows sliding by 128
 //   decodebook-score --context "Q: What" --continuation " is it?"   a continuation's log-likelihood
+//   decodebook-score --task author                     the author-choice task: acc, acc_norm, chance
 //
 // Perplexity follows Hugging Face's guide for fixed-length models (a window of --window tokens,
 // the model's context by default, sliding by --stride; only the tokens new to each window are
 // scored). A continuation's score is what evaluation harnesses ask a server for (lm-eval's
 // loglikelihood request): the sum of its tokens' log-probabilities given everything before them,
-// and whether greedy decoding would have written it. Every number is the model's raw
+// and whether greedy decoding would have written it. The author-choice task (200 held-out fortunes,
+// each author among four) is scored by lm-eval's multiple-choice rules. Every number is the model's raw
 // log-probability: no sampling chain runs. Bad values exit 2 with the range.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -27,6 +30,7 @@
 #include "decodebook/course/logprobs_report.hpp"
 #include "decodebook/course/model_dir.hpp"
 #include "decodebook/course/terminal.hpp"
+#include "decodebook/decoding/choices.hpp"
 #include "decodebook/decoding/scoring.hpp"
 #include "decodebook/sampling/sampling.hpp"
 
@@ -37,7 +41,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // What the command line asks for: one of three scorings.
-enum class Mode { Perplexity, Continuation };
+enum class Mode { Perplexity, Continuation, Task };
 
 struct Request {
     Mode mode = Mode::Perplexity;
@@ -45,6 +49,7 @@ struct Request {
     int window = 0;         // --window (0: the model's context)
     std::optional<int> stride;
     std::string context, continuation;
+    int items = 0;  // --items: the task's first N
 };
 
 // The flags, each checked against the mode it belongs to: a flag that would change nothing is refused.
@@ -52,6 +57,19 @@ Request read_request(const CommandLine& cl, int n_positions) {
     Request r;
     const auto given = [&](const char* flag) { return !cl.extra.at(flag).empty(); };
     const bool continuation = given("continuation") || given("context");
+    if (given("items") && !given("task"))
+        throw UsageError("--items counts the task's items, and --task is not given", "add --task author, or drop --items");
+    if (given("task")) {
+        if (cl.extra.at("task") != "author")
+            throw UsageError("--task is '" + cl.extra.at("task") + "'", "pass --task author (the one task shipped)");
+        for (const char* flag : {"text", "window", "stride", "context", "continuation"})
+            if (given(flag))
+                throw UsageError(std::string("--") + flag + " does not apply to --task, which scores the task's own texts",
+                                 std::string("drop --") + flag + ", or --task");
+        r.mode = Mode::Task;
+        r.items = given("items") ? cl.extra_int("items", 1, 200) : 200;
+        return r;
+    }
     if (continuation) {
         if (!given("continuation") || !given("context"))
             throw UsageError(std::string("--") + (given("context") ? "context" : "continuation") + " is given without --" +
@@ -145,6 +163,28 @@ int run_continuation(const Request& r, const Gpt2& model, const Tokenizer& tok) 
     return 0;
 }
 
+int run_task(const Request& r, const Gpt2& model, const Tokenizer& tok) {
+    std::vector<ChoiceItem> items = read_choice_task(builtin_author_choice_task());
+    items.resize(std::min(items.size(), static_cast<size_t>(r.items)));
+    const auto start = Clock::now();
+    const TaskResult result = evaluate_choice_task(model, tok, items);
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    std::printf("author choice (models/tasks/author_choice.json): %zu items, 4 choices each, %.1f s\n\n", items.size(), s);
+    std::printf("%-10s %8s %8s %9s %22s\n", "rule", "correct", "accuracy", "stderr", "95 % interval");
+    const auto line = [](const std::string& name, const Accuracy& a) {
+        const double se = a.standard_error().value_or(0.0);
+        std::printf("%-10s %8zu %8.3f %9.4f %10.3f to %.3f\n", name.c_str(), a.correct, a.value(), se, a.value() - 1.96 * se,
+                    a.value() + 1.96 * se);
+    };
+    for (size_t i = 0; i < std::size(kChoiceRules); ++i) line(to_string(kChoiceRules[i]), result.by_rule[i]);
+    line("no echo", result.without_logprobs);
+    std::printf("%-10s %8s %8.3f\n", "chance", "", result.chance);
+    std::printf("\nacc: the highest sum of log-probabilities; acc_norm: per character of the choice; acc_bytes: per byte\n"
+                "(lm-eval's rules); no echo: a server that returns no prompt logprobs, so every choice scores alike and\n"
+                "the first is taken\n");
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,6 +200,9 @@ int main(int argc, char** argv) {
         {"stride", "N: tokens the window moves by (1..window); default: the window and half of it, both", ""},
         {"context", "TEXT: with --continuation, the text the continuation follows", ""},
         {"continuation", "TEXT: score these tokens given --context (lm-eval's loglikelihood and is_greedy)", ""},
+        {"task", "author: score the author-choice task (200 held-out fortunes, each author among four) by lm-eval's "
+                 "multiple-choice rules", ""},
+        {"items", "N: with --task, score its first N items (1..200); default: all", ""},
     };
     CommandLine cl;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, cl)) return *exit_code;
@@ -168,6 +211,7 @@ int main(int argc, char** argv) {
         const Tokenizer tok = Tokenizer::load(cl.model_dir);
         const Request r = read_request(cl, model.config().n_positions);
         std::printf("model: %s\n", display_model_dir(cl.model_dir).c_str());
+        if (r.mode == Mode::Task) return run_task(r, model, tok);
         return r.mode == Mode::Continuation ? run_continuation(r, model, tok) : run_perplexity(r, model, tok);
     });
 }

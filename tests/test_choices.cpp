@@ -262,3 +262,25 @@ TEST_CASE("all 200 items of the author-choice task give the reference's accuraci
         CHECK(*found[r].standard_error() == Approx(agg["stderr"].get<double>()).epsilon(1e-12));
     }
 }
+
+TEST_CASE("evaluate_choice_task counts each rule's picks and what no prompt logprobs would give", "[choices][golden]") {
+    const nlohmann::json file = golden::load("choices.json");
+    std::vector<ChoiceItem> items = read_choice_task(builtin_author_choice_task());
+    items.resize(8);
+    const TaskResult r = evaluate_choice_task(golden::model(), golden::tokenizer(), items);
+    REQUIRE(r.scores.size() == 8u);
+    REQUIRE(r.by_rule.size() == std::size(kChoiceRules));
+    for (size_t i = 0; i < std::size(kChoiceRules); ++i) {
+        const std::string name = to_string(kChoiceRules[i]);
+        size_t hits = 0;
+        for (size_t k = 0; k < items.size(); ++k) hits += file["cases"][k][name].get<int>() == items[k].answer;
+        INFO(name);
+        CHECK(r.by_rule[i].correct == hits);  // the reference's picks (every margin is above float noise)
+        CHECK(r.by_rule[i].items == 8u);
+    }
+    // llama.cpp issue 27174: with no prompt logprobs every choice scores alike and the first wins
+    size_t first = 0;
+    for (const ChoiceItem& item : items) first += item.answer == 0;
+    CHECK(r.without_logprobs.correct == first);
+    CHECK(r.chance == 0.25);
+}

@@ -42,4 +42,9 @@ void surprise_along_a_text(const decodebook::Session& s, const std::string& fort
 // equal to the context and half of it, with the forwards each costs.
 void perplexity_by_strides(const decodebook::Session& s, const std::vector<std::string>& fortunes);
 
+// Part 4: the author-choice task (models/tasks/author_choice.json): each fortune's author among
+// four, picked by the highest log-likelihood (acc) and per character (acc_norm), over the first
+// `items` items, against chance and against an evaluation that got no prompt logprobs.
+void author_choice(const decodebook::Session& s, int items);
+
 }  // namespace chapter11

@@ -29,9 +29,11 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 12;  // part 1's run
     info.csv_columns = "series,x,y,label";
     info.show_steps = false;  // its parts are tables of their own
+    info.extra = {{"items", "how many items of the author-choice task part 4 scores (1..200)", "40"}};
     CommandLine opt;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     return run_program([&] {
+        const int items = opt.extra_int("items", 1, 200);  // checked before anything runs
         const Session session = open_session(opt);
         const std::vector<std::string> fortunes = held_out_fortunes();
         CsvRows csv;
@@ -47,6 +49,9 @@ int main(int argc, char** argv) {
 
         std::printf("\n== 3. Perplexity by a sliding window ==\n");
         perplexity_by_strides(session, fortunes);
+
+        std::printf("\n== 4. Scoring choices instead of sampling them: who wrote this fortune? ==\n");
+        author_choice(session, items);
 
         if (!opt.csv.empty()) {
             write_labelled_csv(opt.csv, info.csv_columns, csv);

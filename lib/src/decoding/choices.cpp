@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -238,4 +239,18 @@ double chance_accuracy(const std::vector<ChoiceItem>& items) {
     return sum / static_cast<double>(items.size());
 }
 
+TaskResult evaluate_choice_task(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<ChoiceItem>& items) {
+    TaskResult r;
+    r.by_rule.resize(std::size(kChoiceRules));
+    for (const ChoiceItem& item : items) {
+        r.scores.push_back(score_choices(model, tokenizer, item));
+        for (size_t i = 0; i < std::size(kChoiceRules); ++i)
+            r.by_rule[i].add(pick_choice(r.scores.back(), kChoiceRules[i]) == item.answer);
+        r.without_logprobs.add(item.answer == 0);  // equal sums: np.argmax's first choice
+    }
+    r.chance = chance_accuracy(items);
+    return r;
+}
+
 }  // namespace decodebook
+

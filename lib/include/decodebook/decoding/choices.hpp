@@ -143,4 +143,23 @@ struct Accuracy {
 /// @return 1/4 for four choices each; 0 for no items
 double chance_accuracy(const std::vector<ChoiceItem>& items);
 
+/// A task's result: each item's scores, each rule's accuracy, and what an evaluation gets when the
+/// server returns no prompt logprobs (llama.cpp issue 27174, `echo` without them): every choice
+/// scores the same, np.argmax picks the first, and the accuracy is the share of items whose answer
+/// is first. Introduced in chapter 11.
+struct TaskResult {
+    std::vector<std::vector<ChoiceScore>> scores;  ///< per item, per choice
+    std::vector<Accuracy> by_rule;                 ///< per rule of kChoiceRules, in that order
+    Accuracy without_logprobs;                     ///< every sum equal: the first choice each time
+    double chance = 0;                             ///< chance_accuracy of the items
+};
+
+/// Score every item (score_choices) and count each rule's hits. Introduced in chapter 11.
+/// @param model the model
+/// @param tokenizer its tokenizer
+/// @param items the task's items
+/// @return the scores and accuracies
+/// @throws Error as score_choices
+TaskResult evaluate_choice_task(const Gpt2& model, const Tokenizer& tokenizer, const std::vector<ChoiceItem>& items);
+
 }  // namespace decodebook
