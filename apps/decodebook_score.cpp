@@ -50,6 +50,7 @@ struct Request {
     std::optional<int> stride;
     std::string context, continuation;
     int items = 0;  // --items: the task's first N
+    std::string model;  // the model folder as programs name it, printed once the inputs are read
 };
 
 // The flags, each checked against the mode it belongs to: a flag that would change nothing is refused.
@@ -125,6 +126,7 @@ std::pair<std::vector<int>, std::string> perplexity_text(const Request& r, const
 
 int run_perplexity(const Request& r, const Gpt2& model, const Tokenizer& tok) {
     const auto [ids, name] = perplexity_text(r, model, tok);
+    std::printf("model: %s\n", r.model.c_str());
     std::printf("perplexity of %s: %s tokens; window %d\n\n", name.c_str(), with_commas(ids.size()).c_str(), r.window);
     std::printf("%8s %9s %15s %14s %11s %8s\n", "stride", "forwards", "tokens scored", "mean NLL nats", "perplexity", "s");
     // one stride when asked for, else the window and half of it (the guide's two cases)
@@ -148,6 +150,7 @@ int run_continuation(const Request& r, const Gpt2& model, const Tokenizer& tok) 
         throw UsageError("the context and continuation hold " + std::to_string(context.size() + continuation.size()) +
                              " tokens, more than the model's context of " + std::to_string(model.config().n_positions),
                          "shorten --context");
+    std::printf("model: %s\n", r.model.c_str());
     const ContinuationScore score = score_continuation(model, context, continuation);
     // each token's entry, from the prompt logprobs of context + continuation (the same forward's values)
     std::vector<int> all = context;
@@ -166,6 +169,7 @@ int run_continuation(const Request& r, const Gpt2& model, const Tokenizer& tok) 
 int run_task(const Request& r, const Gpt2& model, const Tokenizer& tok) {
     std::vector<ChoiceItem> items = read_choice_task(builtin_author_choice_task());
     items.resize(std::min(items.size(), static_cast<size_t>(r.items)));
+    std::printf("model: %s\n", r.model.c_str());
     const auto start = Clock::now();
     const TaskResult result = evaluate_choice_task(model, tok, items);
     const double s = std::chrono::duration<double>(Clock::now() - start).count();
@@ -209,8 +213,8 @@ int main(int argc, char** argv) {
     return run_program([&] {
         const Gpt2 model = Gpt2::load(cl.model_dir, cl.dtype);
         const Tokenizer tok = Tokenizer::load(cl.model_dir);
-        const Request r = read_request(cl, model.config().n_positions);
-        std::printf("model: %s\n", display_model_dir(cl.model_dir).c_str());
+        Request r = read_request(cl, model.config().n_positions);
+        r.model = display_model_dir(cl.model_dir);
         if (r.mode == Mode::Task) return run_task(r, model, tok);
         return r.mode == Mode::Continuation ? run_continuation(r, model, tok) : run_perplexity(r, model, tok);
     });

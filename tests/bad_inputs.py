@@ -485,6 +485,24 @@ for what, args, first, fix in [
         ("--json into a missing folder", ["--json", "/nonexistent/out.json", "-n", "2"],
          r"^error: cannot write the --json file '/nonexistent/out.json'$", r"^  fix: pass --json a path in a writable folder$")]:
     CASES.append(Case(f"36 decodebook-generate refuses {what}", 36, "decodebook-generate", args, 2, first, fix=fix))
+for what, program, args, first, fix in [
+        ("a stride beyond the window", "decodebook-score", ["--stride", "300"],
+         r"^error: --stride = 300 is invalid: it must be a whole number in \[1, 256\]$", None),
+        ("a window beyond the context", "decodebook-score", ["--window", "257"],
+         r"^error: --window = 257 is invalid: it must be a whole number in \[2, 256\]$", None),
+        ("--context without --continuation", "decodebook-score", ["--context", "Q:"],
+         r"^error: --context is given without --continuation$", r"^  fix: pass both: --context TEXT --continuation TEXT"),
+        ("--stride with --continuation", "decodebook-score", ["--context", "Q:", "--continuation", " A", "--stride", "8"],
+         r"^error: --stride is perplexity's, and --continuation scores a continuation$", None),
+        ("an unknown task", "decodebook-score", ["--task", "arc"], r"^error: --task is 'arc'$",
+         r"^  fix: pass --task author \(the one task shipped\)$"),
+        ("--items without --task", "decodebook-score", ["--items", "3"],
+         r"^error: --items counts the task's items, and --task is not given$", None),
+        ("a missing --text file", "decodebook-score", ["--text", "/nonexistent/text.txt"],
+         r"^error: cannot read the --text file '/nonexistent/text.txt'$", None),
+        ("--items 0", "chapter-11", ["--items", "0"],
+         r"^error: --items = 0 is invalid: it must be a whole number in \[1, 200\]$", None)]:
+    CASES.append(Case(f"36 {program} refuses {what}", 36, program, args, 2, first, fix=fix))
 # issue 42 item 4: decodebook-bench checks every input before it measures (a draft of another
 # tokenizer was measured without a word; a bogus --blas-list became a table row after minutes)
 CASES.append(Case("42 bench refuses a draft model of another tokenizer before measuring", 42, "decodebook-bench",
