@@ -592,7 +592,8 @@ NUMBER_PAGES = ("docs/chapters/00-naive-loop.rst", "docs/chapters/01-greedy.rst"
                 "docs/chapters/02-temperature.rst", "docs/chapters/03-truncation.rst", "docs/chapters/04-penalties.rst",
                 "docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
                 "docs/chapters/07-kv-cache.rst", "docs/chapters/08-speculative.rst",
-                "docs/chapters/09-constrained.rst", "docs/chapters/10-other-samplers.rst")
+                "docs/chapters/09-constrained.rst", "docs/chapters/10-other-samplers.rst",
+                "docs/chapters/11-logprobs.rst")
 
 # Numbers such a page may state although no program prints them, each with its reason: facts of a
 # format or of a published model, not of a run. Keep it short: a number of the run belongs in the
@@ -635,6 +636,11 @@ NUMBER_FACTS = {
     },
     "docs/chapters/10-other-samplers.rst": {
         "100": "mirostat 1's m, the top probabilities its Zipf fit reads: llama.cpp's constant (decoding/chain_end.cpp uses it)",
+    },
+    "docs/chapters/11-logprobs.rst": {
+        "0.2433": "lm-eval's arc_challenge accuracy against a server without prompt logprobs, reported in llama.cpp issue 27174",
+        "1024": "2 to the 10th: a probability of 1/1024 is ten bits of surprise, the definition's arithmetic",
+        "20": "vLLM's default max_logprobs and OpenAI's limit on top_logprobs (sampling/logprobs.hpp kMaxLogprobs)",
     },
 }
 
