@@ -4,8 +4,9 @@ call"). Each must score 0 under ./grade, with a message that says why:
 
   - TWIN_CALLS: a stub whose body calls the library's answer: directly, through a `using`
     declaration, a macro, a function pointer, an asm label naming the answer's symbol, or the
-    answer's parts (08.1 through accept_draft and residual) -> "(calls a library function it
-    may not: scores 0)" and "calls decodebook::NAME, which is the answer";
+    answer's parts (08.1 through accept_draft and residual, 11.1 through logprob_rank) ->
+    "(calls a library function it may not: scores 0)" and "calls decodebook::NAME, which is the
+    answer";
   - FORGERIES: a worked solution (the right answer) that also tries to write the verdict: into
     Catch2's report named on its command line (then exits 0), to every open descriptor, from a
     static constructor, or by killing the test program -> the call fails with "made the system
@@ -57,6 +58,11 @@ TWIN_CALLS = {
                       "    return length >= allowed_length ? multiplier : 0.0f;"], "decodebook::dry_repeat_length"),
     "10.3": ([], [], ["auto* answer = &mirostat_v2_step;\n    return answer(logits, tau, eta, mu, coin);"],
              "decodebook::mirostat_v2_step"),
+    # the answer's part: its own top K, the rank from the library
+    "11.1": ([], [], ["(void)k;\n    return {{sampled, values(static_cast<size_t>(sampled)), logprob_rank(values, sampled)}};"],
+             "decodebook::logprob_rank"),
+    "11.2": (["#define SCORE ::decodebook::sliding_window_perplexity"], [],
+             ["return SCORE(model, ids, max_length, stride);"], "decodebook::sliding_window_perplexity"),
 }
 
 FORGED_REPORT = "All tests passed (1 assertion in 1 test case)\\n"
@@ -146,6 +152,10 @@ OBJECT_TWINS = {
              "decodebook::dry_penalty"),
     "10.3": ("int f(const xt::xtensor<float, 1>& z, double& mu) { return mirostat_v2_step(z, 5.0, 0.1, mu, 0.5); }",
              "decodebook::mirostat_v2_step"),
+    "11.1": ("std::vector<LogprobEntry> f(const xt::xtensor<float, 1>& v, int s) { return top_logprobs(v, 5, s); }",
+             "decodebook::top_logprobs"),
+    "11.2": ("Perplexity f(const Gpt2& m, const std::vector<int>& ids) { return sliding_window_perplexity(m, ids, 256, 128); }",
+             "decodebook::sliding_window_perplexity"),
 }
 OBJECT_CHAPTER_DIR = "05-beam-search"   # the extra files are compiled into exercises_05
 

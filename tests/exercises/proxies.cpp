@@ -208,4 +208,15 @@ int your_mirostat_v2_step(const Vec& logits, double tau, double eta, double& mu,
     return std::get<0>(r);
 }
 
+std::vector<LogprobEntry> your_top_logprobs(const Vec& values, int k, int sampled) {
+    return sandbox::run<std::vector<LogprobEntry>>("your_top_logprobs",
+                                                   [&] { return REAL(your_top_logprobs)(values, k, sampled); });
+}
+
+Perplexity your_sliding_window_perplexity(const Gpt2& model, const std::vector<int>& ids, int max_length, int stride) {
+    return sandbox::run<Perplexity>("your_sliding_window_perplexity", [&] {
+        return REAL(your_sliding_window_perplexity)(model, ids, max_length, stride);
+    });
+}
+
 }  // namespace decodebook

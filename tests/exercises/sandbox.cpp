@@ -64,6 +64,16 @@ void get(Reader& r, decodebook::StepRecord& s) {
     auto t = std::tie(s.step, s.context_length, s.token, s.logit, s.probability, s.milliseconds, s.text);
     get(r, t);
 }
+void put(Writer& w, const decodebook::LogprobEntry& e) { put(w, std::tie(e.token, e.value, e.rank)); }
+void get(Reader& r, decodebook::LogprobEntry& e) {
+    auto t = std::tie(e.token, e.value, e.rank);
+    get(r, t);
+}
+void put(Writer& w, const decodebook::Perplexity& p) { put(w, std::tie(p.nll_sum, p.tokens, p.windows)); }
+void get(Reader& r, decodebook::Perplexity& p) {
+    auto t = std::tie(p.nll_sum, p.tokens, p.windows);
+    get(r, t);
+}
 
 namespace {
 

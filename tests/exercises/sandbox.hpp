@@ -147,6 +147,10 @@ void put(Writer& w, const decodebook::StopScan& s);
 void get(Reader& r, decodebook::StopScan& s);
 void put(Writer& w, const decodebook::StepRecord& s);
 void get(Reader& r, decodebook::StepRecord& s);
+void put(Writer& w, const decodebook::LogprobEntry& e);
+void get(Reader& r, decodebook::LogprobEntry& e);
+void put(Writer& w, const decodebook::Perplexity& p);
+void get(Reader& r, decodebook::Perplexity& p);
 
 // ---------------------------------------------------------------- running code in a child
 

@@ -28,6 +28,8 @@
 #include "decodebook/sampling/sampling.hpp"  // the library's helpers (softmax, candidate_order,
                                              // sample_inverse_cdf: 08.1 draws its residual with it)
 #include "decodebook/sampling/other_samplers.hpp"  // chapter 10's rules (the answers to 10.1-10.3)
+#include "decodebook/sampling/logprobs.hpp"  // LogprobEntry, log_softmax (chapter 11; 11.1's answer)
+#include "decodebook/decoding/scoring.hpp"   // Perplexity (chapter 11; 11.2's answer)
 
 namespace decodebook {
 
@@ -207,5 +209,29 @@ float your_dry_penalty(const std::vector<int>& context, int candidate, const std
 /// @return the token drawn
 /// @throws Error when tau <= 0, eta <= 0 or coin is not in [0, 1).
 int your_mirostat_v2_step(const xt::xtensor<float, 1>& logits, double tau, double eta, double& mu, double coin);
+
+/// Exercise 11.1: a step's top `k` entries by value (ties: the lower id first), ranked 1..k in
+/// that order, then the sampled token when it is not among them, ranked by how many values are
+/// >= its own (vLLM's batched_count_greater_than): k or k + 1 entries; k = 0 gives the sampled
+/// token alone. See decodebook::top_logprobs and decodebook::logprob_rank.
+/// @param values (V) a step's values (logprobs or logits; -inf for a removed token is a value)
+/// @param k how many alternatives, 0..kMaxLogprobs (20)
+/// @param sampled the token the step chose, 0..V-1
+/// @return the entries, the top k first
+/// @throws Error if k is outside 0..20 or `sampled` outside the vocabulary.
+std::vector<LogprobEntry> your_top_logprobs(const xt::xtensor<float, 1>& values, int k, int sampled);
+
+/// Exercise 11.2: the perplexity of a text by Hugging Face's sliding window: windows of at most
+/// `max_length` tokens start every `stride` tokens; a window scores only the tokens no earlier
+/// window scored (never its own first token); its mean NLL is weighted by trg_len - 1 (trg_len =
+/// end - previous end); the loop stops at the window that reaches the end.
+/// See decodebook::sliding_window_perplexity.
+/// @param model the model
+/// @param ids the text, at least 2 tokens
+/// @param max_length the window, 2..n_positions
+/// @param stride 1..max_length
+/// @return nll_sum (the weighted sum), tokens (the sum of the weights), windows (forwards run)
+/// @throws Error for a text under 2 tokens, or a window or stride out of range.
+Perplexity your_sliding_window_perplexity(const Gpt2& model, const std::vector<int>& ids, int max_length, int stride);
 
 }  // namespace decodebook
