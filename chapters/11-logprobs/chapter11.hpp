@@ -47,4 +47,7 @@ void perplexity_by_strides(const decodebook::Session& s, const std::vector<std::
 // `items` items, against chance and against an evaluation that got no prompt logprobs.
 void author_choice(const decodebook::Session& s, int items);
 
+// Your turn: the chapter's examples through your exercises (exercises/11-logprobs/).
+void report_exercises(const decodebook::Session& s);
+
 }  // namespace chapter11

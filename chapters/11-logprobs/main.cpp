@@ -1,4 +1,4 @@
-// Chapter 11 - Reading the distribution back: logprobs, perplexity and scoring.
+// Chapter 11 - Reading the distribution back: logprobs and scoring.
 //
 // Every chapter so far turned logits into a token. An API user meets the reverse next: the
 // `logprobs` of each token (which numbers: before the chain or after it?), the log-probability of
@@ -22,7 +22,7 @@ using namespace decodebook;
 using namespace chapter11;
 
 int main(int argc, char** argv) {
-    ProgramInfo info = sampling_chapter("chapter-11", "Reading the distribution back: logprobs, perplexity and scoring.",
+    ProgramInfo info = sampling_chapter("chapter-11", "Reading the distribution back: logprobs and scoring.",
                                         "The best way to");
     info.defaults.temperature = 0.7f;  // part 1's chain: temperature 0.7, then top-p 0.9
     info.defaults.top_p = 0.9f;
@@ -57,6 +57,8 @@ int main(int argc, char** argv) {
             write_labelled_csv(opt.csv, info.csv_columns, csv);
             std::printf("\n(wrote part 2's p, surprise and entropy per token to %s)\n", opt.csv.c_str());
         }
+        std::printf("\nYour exercises (./grade 11 grades them):\n");
+        report_exercises(session);
         return 0;
     });
 }
