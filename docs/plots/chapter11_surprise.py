@@ -31,4 +31,5 @@ ax.set_xticks(x)
 ax.set_xticklabels([t.strip('"') for t in tokens], rotation=90, fontsize=7, family="monospace")
 ax.set_ylabel("bits")
 ax.set_title("A held-out fortune, token by token (the embedded model)", fontsize=10)
-ax.legend(fontsize=8, loc="upper left")
+ax.set_ylim(0, max(surprise) * 1.3)  # room above the bars for the legend
+ax.legend(fontsize=8, loc="upper left", ncol=2)
