@@ -184,8 +184,8 @@ int run_task(const Request& r, const Gpt2& model, const Tokenizer& tok) {
     line("no echo", result.without_logprobs);
     std::printf("%-10s %8s %8.3f\n", "chance", "", result.chance);
     std::printf("\nacc: the highest sum of log-probabilities; acc_norm: per character of the choice; acc_bytes: per byte\n"
-                "(lm-eval's rules); no echo: a server that returns no prompt logprobs, so every choice scores alike and\n"
-                "the first is taken\n");
+                "(lm-eval's rules); stderr: lm-eval's mean_stderr, and the interval 1.96 of them either side; no echo:\n"
+                "a server that returns no prompt logprobs, so every choice scores alike and the first is taken\n");
     return 0;
 }
 

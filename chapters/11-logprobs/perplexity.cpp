@@ -13,7 +13,6 @@ using namespace decodebook;
 
 namespace chapter11 {
 
-// [ch11:perplexity]
 void perplexity_by_strides(const Session& s, const std::vector<std::string>& fortunes) {
     const std::vector<int> ids = held_out_ids(s, fortunes);
     const int context = s.model.config().n_positions;
@@ -28,6 +27,5 @@ void perplexity_by_strides(const Session& s, const std::vector<std::string>& for
                     p.value(), ms);
     }
 }
-// [/ch11:perplexity]
 
 }  // namespace chapter11

@@ -40,7 +40,6 @@ const char* shade(double p) {
 
 }  // namespace
 
-// [ch11:surprise]
 void surprise_along_a_text(const Session& s, const std::string& fortune, CsvRows& csv) {
     const std::vector<int> ids = held_out_ids(s, {fortune});  // <|endoftext|> fortune <|endoftext|>
     // the library's prompt logprobs give each token's log p; the same forward's rows give the entropy
@@ -77,6 +76,5 @@ void surprise_along_a_text(const Session& s, const std::string& fortune, CsvRows
                 scored.size(), mean, mean, std::exp2(mean),
                 visible_token(std::string(s.tokenizer.text_bytes(most->token, false))).c_str(), most->surprise, most->p);
 }
-// [/ch11:surprise]
 
 }  // namespace chapter11

@@ -641,6 +641,7 @@ NUMBER_FACTS = {
         "0.2433": "lm-eval's arc_challenge accuracy against a server without prompt logprobs, reported in llama.cpp issue 27174",
         "1024": "2 to the 10th: a probability of 1/1024 is ten bits of surprise, the definition's arithmetic",
         "20": "vLLM's default max_logprobs and OpenAI's limit on top_logprobs (sampling/logprobs.hpp kMaxLogprobs)",
+        "-9999.0": "what vLLM's server writes for -inf in JSON (serving_completion.py, max(logprob, -9999.0)); tests/openai_json.py checks it",
     },
 }
 
