@@ -809,7 +809,8 @@ int main(int argc, char** argv) {
                   {"assistant-model", "the draft model of the speculative figures (chapter 08)", builtin_draft_dir()},
                   {"kernel-target", "decode's kernel targets to measure: all (every one this processor runs, "
                                     "interleaved) or one of them (x86-64-v4, x86-64-v3, x86-64)", "all"},
-                  {"part", "what to measure: all, model (chapters 07-08) or mask (constrained decoding, chapter 09)", "all"},
+                  {"part", "what to measure: all, model (chapters 07-08, and 11's logprobs), mask (constrained decoding, "
+                           "chapter 09) or logprobs (chapter 11's row alone)", "all"},
                   {"gpt2-vocab", "GPT-2's vocabulary folder (vocab.json + merges.txt) for the mask figures; "
                                  "tools/install-deps.sh --bench puts it here", default_gpt2_vocab_dir()},
                   {"mask-documents", "valid outputs per constraint whose decoding steps the mask figures time", "40"}};
@@ -817,8 +818,8 @@ int main(int argc, char** argv) {
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, cl)) return *exit_code;
     return run_program([&] {
         const std::string part = cl.extra.at("part");
-        if (part != "all" && part != "model" && part != "mask")
-            throw UsageError("--part is '" + part + "'", "pass --part all, --part model or --part mask");
+        if (part != "all" && part != "model" && part != "mask" && part != "logprobs")
+            throw UsageError("--part is '" + part + "'", "pass --part all, --part model, --part mask or --part logprobs");
         const int mask_documents = cl.extra_int("mask-documents", 1, 1000);
         const std::string target = cl.extra.at("kernel-target");
         const std::vector<std::string> supported = kernel_targets_supported();
@@ -838,8 +839,9 @@ int main(int argc, char** argv) {
         const ModelOptions model_options = read_model_options(cl);
         const SpeculativeModels speculative = open_speculative_models(cl);
         nlohmann::json report;
-        if (part != "mask") measure_model(cl, model_options, speculative, report);
-        if (part != "model") report["mask"] = run_mask_bench({cl.model_dir, cl.extra.at("gpt2-vocab"), mask_documents});
+        if (part == "logprobs") print_logprobs_cost(speculative.model, speculative.tokenizer, report);
+        if (part == "all" || part == "model") measure_model(cl, model_options, speculative, report);
+        if (part == "all" || part == "mask") report["mask"] = run_mask_bench({cl.model_dir, cl.extra.at("gpt2-vocab"), mask_documents});
         if (!json_path.empty()) {
             std::ofstream(json_path) << report.dump(2) << "\n";
             std::cout << "\nwrote " << json_path << "\n";

@@ -359,7 +359,7 @@ CASES = [
          r"^error: --seed = abc is invalid: it must be a whole number in \[0, 2\^64\)$", fix=r"^  fix: e.g. --seed 7$"),
     # a program's own flag, read after parsing, is a usage error too: exit 2, as a bad knob
     Case("14 bench --part foo", 14, "decodebook-bench", ["--part", "foo"], 2,
-         r"^error: --part is 'foo'$", fix=r"^  fix: pass --part all, --part model or --part mask$"),
+         r"^error: --part is 'foo'$", fix=r"^  fix: pass --part all, --part model, --part mask or --part logprobs$"),
     Case("14 bench --kernel-target avx2", 14, "decodebook-bench", ["--kernel-target", "avx2"], 2,
          r"^error: --kernel-target is 'avx2', not a kernel target this processor runs$",
          fix=r"^  fix: pass --kernel-target all, (x86-64-v4, )?(x86-64-v3, )?x86-64$"),
