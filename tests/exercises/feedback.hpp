@@ -5,6 +5,7 @@
 // whose text is wrapped so.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -35,6 +36,20 @@ inline std::string list(const xt::xtensor<float, 1>& v, size_t max = 8, int digi
     std::string s = "[";
     for (size_t i = 0; i < v.size() && i < max; ++i) s += (i ? ", " : "") + num(v(i), digits);
     return s + (v.size() > max ? ", ... (" + std::to_string(v.size()) + " values)]" : "]");
+}
+
+// A vector of floats as the tests write their cases: vec({1, 2, -inf}).
+inline xt::xtensor<float, 1> vec(const std::vector<float>& values) {
+    xt::xtensor<float, 1> v = xt::xtensor<float, 1>::from_shape({values.size()});
+    std::copy(values.begin(), values.end(), v.begin());
+    return v;
+}
+
+// The same case as printed: "[1, 2, -inf]".
+inline std::string floats(const std::vector<float>& values) {
+    std::string s = "[";
+    for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + num(values[i]);
+    return s + "]";
 }
 
 // Each line of `text` broken at spaces to at most `width` columns; continuation lines indented.

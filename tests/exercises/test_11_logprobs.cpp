@@ -39,17 +39,8 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-Vec vec(const std::vector<float>& values) {
-    Vec v = Vec::from_shape({values.size()});
-    std::copy(values.begin(), values.end(), v.begin());
-    return v;
-}
-
-std::string floats(const std::vector<float>& values) {
-    std::string s = "[";
-    for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + feedback::num(values[i]);
-    return s + "]";
-}
+using feedback::floats;
+using feedback::vec;
 
 using feedback::check_refused;
 
