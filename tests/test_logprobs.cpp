@@ -5,6 +5,7 @@
 // (tests/data/logprobs.json, tests/reference/logprobs.py).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -12,6 +13,7 @@
 #include "decodebook/base/rng.hpp"
 #include "decodebook/course/logprobs_report.hpp"
 #include "decodebook/decoding/beam_search.hpp"
+#include "decodebook/decoding/bind.hpp"
 #include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/scoring.hpp"
@@ -369,4 +371,36 @@ TEST_CASE("the completions logprobs object writes null for the first prompt toke
     CHECK(lp["text_offset"] == nlohmann::ordered_json({0, 1, 5}));  // the running sum of the tokens' lengths
     CHECK(api_token(tok, tok.encode("é")[0]).size() >= 1u);
     CHECK_THROWS_WITH(generated_rows({1, 2}, {removed}), Catch::Contains("1 logprobs records for 2 tokens"));
+}
+
+TEST_CASE("a constraint's mask shows as processed -inf and the chosen token stays first", "[logprobs]") {
+    // issue 36: "a constraint's mask shows as processed -inf". Greedy under a regex of three digits:
+    // the chain's head masks every token that cannot continue a match (chapter 09).
+    GenerationConfig c;
+    c.regex = "[0-9]{3}";
+    c.max_new_tokens = 4;
+    bind_to_tokenizer(c, golden::tokenizer(), resolve_eos_ids(c, golden::model().config().eos_token_id));
+    const std::vector<int> prompt = golden::tokenizer().encode("The year was");
+    std::vector<StepLogprobs> processed, raw;
+    (void)generate(golden::model(), golden::tokenizer(), prompt, c,
+                   make_logprobs_sampler(c, 0, {20, LogprobsMode::ProcessedLogprobs}, processed));
+    (void)generate(golden::model(), golden::tokenizer(), prompt, c, make_logprobs_sampler(c, 0, {20, LogprobsMode::RawLogprobs}, raw));
+    REQUIRE(!processed.empty());
+    REQUIRE(raw.size() == processed.size());
+    const auto digits = [](int token) {
+        const std::string text(golden::tokenizer().text_bytes(token, false));
+        return !text.empty() && std::all_of(text.begin(), text.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    };
+    size_t raw_non_digits = 0;
+    for (size_t i = 0; i < processed.size(); ++i) {
+        INFO("step " << i);
+        CHECK(processed[i].rank == 1);  // greedy takes the best token the mask leaves
+        CHECK(std::isfinite(processed[i].value));
+        // every finite processed entry is a token the mask can allow (digits only); the model's
+        // own top 20 hold other tokens, which the processed values must not show as finite
+        for (const LogprobEntry& e : processed[i].top)
+            if (std::isfinite(e.value)) CHECK(digits(e.token));
+        for (const LogprobEntry& e : raw[i].top) raw_non_digits += !digits(e.token);
+    }
+    CHECK(raw_non_digits > 0);  // the check above could fail: the model's favourites were not all digits
 }

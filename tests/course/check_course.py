@@ -2,7 +2,7 @@
 """Check the course itself, not only the code (run by tools/run-tests.sh and so by CI).
 
     /usr/bin/python3 tests/course/check_course.py --build-dir build-tests
-    /usr/bin/python3 tests/course/check_course.py --no-build     # checks 1-3 and 7-10 only, no build needed
+    /usr/bin/python3 tests/course/check_course.py --no-build     # checks 1-3, 7-10 and 12 only, no build needed
 
 1. exercises/manifest.json and the tree agree: every file under exercises/ and solutions/ is
    listed, every listed file exists, each stub has a solution at the mirrored path, ids are
@@ -41,6 +41,10 @@
    (NUMBER_PAGES: every chapter page; its paragraphs, lists and quiz, not its code, output or math) is printed by a
    program the page runs (run here from the build folder), or is a fact listed with its reason in
    NUMBER_FACTS: a page cannot state a figure its binary does not print (issue 25).
+12. A quiz cannot be passed by picking the longest answer (issue 41 item 5): on each chapter page,
+   the longest option (strictly) is the right one in at most half of its questions, and in at most
+   a quarter of them is any option more than twice as long as the shortest. Options are measured
+   in characters of their text as written (inline markup included).
 Prints "course checks: N passed, M failed" and exits 1 if anything failed.
 The site-marker rules have their own tests: /usr/bin/python3 tests/course/test_check_course.py
 """
@@ -584,6 +588,68 @@ def check_docs_programs(c: Checks) -> None:
         c.check(False, p)
 
 
+# ---------------------------------------------------------------------- quizzes not guessed by length
+
+QUIZ_FIELD = re.compile(r"^\s+:(answer_[a-f]|correct):\s*(.*)$")
+
+
+def quiz_questions(text: str) -> list[tuple[int, dict[str, str], str]]:
+    """(line, {letter: option text}, correct letter) of every `.. question::` of a page."""
+    out = []
+    lines = text.splitlines()
+    for n, line in enumerate(lines):
+        if not re.match(r"^\s*\.\.\s+question::", line):
+            continue
+        options, correct = {}, ""
+        for follow in lines[n + 1:]:
+            m = QUIZ_FIELD.match(follow)
+            if m and m.group(1) == "correct":
+                correct = m.group(2).strip()
+            elif m:
+                options[m.group(1)[-1]] = m.group(2).strip()
+            elif re.match(r"^\s*\.\.\s+question::", follow) or (follow.strip() and not follow.startswith(" ")):
+                break
+        out.append((n + 1, options, correct))
+    return out
+
+
+def quiz_length_problems(page: str, text: str) -> list[str]:
+    """Problems of check 12 on one page: the longest option right in more than half its questions,
+    or an option over twice the shortest in more than a quarter of them."""
+    questions = [q for q in quiz_questions(text) if q[1] and q[2] in q[1]]
+    if not questions:
+        return []
+    longest_right, lopsided = [], []
+    for line, options, correct in questions:
+        lengths = {k: len(v) for k, v in options.items()}
+        top = max(lengths.values())
+        if lengths[correct] == top and list(lengths.values()).count(top) == 1:
+            longest_right.append(line)
+        if top > 2 * min(lengths.values()):
+            lopsided.append(line)
+    problems = []
+    n = len(questions)
+    if 2 * len(longest_right) > n:
+        problems.append(f"{page}: the longest option is the right one in {len(longest_right)} of {n} questions "
+                        f"(at most half may be): lines {', '.join(map(str, longest_right))}")
+    if 4 * len(lopsided) > n:
+        problems.append(f"{page}: an option is over twice as long as the shortest in {len(lopsided)} of {n} "
+                        f"questions (at most a quarter may be): lines {', '.join(map(str, lopsided))}")
+    return problems
+
+
+def check_quizzes(c: Checks) -> None:
+    for page in sorted(glob.glob(os.path.join(ROOT, "docs", "chapters", "*.rst"))):
+        rel = os.path.relpath(page, ROOT)
+        with open(page, encoding="utf-8") as f:
+            text = f.read()
+        n = len(quiz_questions(text))
+        if n == 0:
+            continue
+        problems = quiz_length_problems(rel, text)
+        c.check(not problems, f"{rel}: its {n} quiz questions cannot be answered by length", "\n".join(problems))
+
+
 # ------------------------------------------------------------------- numbers a page states (build)
 
 # The chapter pages re-read beside their binaries (issue 25): every number their prose states is
@@ -934,6 +1000,7 @@ def main() -> int:
     check_answers_folded(c, manifest)
     check_docs_programs(c)
     check_stub_includes(c, manifest)
+    check_quizzes(c)
     if args.no_build:
         print("  skip  tests, solutions and stubs (--no-build)")
     else:
