@@ -426,6 +426,45 @@ class QuizShuffle(unittest.TestCase):
 
 
 
+def quiz_page(questions):
+    """A page whose quiz holds one question per (answers, correct letter)."""
+    lines = [".. quiz:: chXX", ""]
+    for i, (answers, correct) in enumerate(questions):
+        lines.append(f"   .. question:: q{i}")
+        for letter, text in zip("abcdef", answers):
+            lines += [f"      :answer_{letter}: {text}", f"      :feedback_{letter}: why."]
+        lines += [f"      :correct: {correct}", "", "      A question?", ""]
+    return "\n".join(lines) + "\n"
+
+
+class QuizLengths(unittest.TestCase):
+    """Check 12: a quiz cannot be answered by picking the longest option."""
+
+    def test_reads_each_question(self):
+        qs = check_course.quiz_questions(quiz_page([(["one", "two two"], "b")]))
+        self.assertEqual([(q[1], q[2]) for q in qs], [({"a": "one", "b": "two two"}, "b")])
+
+    def test_longest_right_in_half_passes_and_in_more_fails(self):
+        even = [(["aaaa", "bbbbb", "cccc"], "b"), (["aaaaa", "bbbb", "cccc"], "b")]
+        self.assertEqual(check_course.quiz_length_problems("p", quiz_page(even)), [])
+        more = even + [(["aaaa", "bbbb", "ccccc"], "c")]
+        problems = check_course.quiz_length_problems("p", quiz_page(more))
+        self.assertEqual(len(problems), 1)
+        self.assertIn("longest option is the right one in 2 of 3", problems[0])
+
+    def test_a_tie_for_longest_does_not_count(self):
+        tied = [(["aaaa", "bbbb"], "a"), (["aaaa", "bbbb"], "b")]
+        self.assertEqual(check_course.quiz_length_problems("p", quiz_page(tied)), [])
+
+    def test_lopsided_options_in_more_than_a_quarter_fail(self):
+        fine = [(["aaaa", "bbbbbbbbb"], "a")] + [(["aaaa", "bbbb"], "a")] * 3  # 9 > 2 x 4 once in 4
+        self.assertEqual(check_course.quiz_length_problems("p", quiz_page(fine)), [])
+        lopsided = fine + [(["aaaa", "bbbbbbbbb"], "a")]
+        problems = check_course.quiz_length_problems("p", quiz_page(lopsided))
+        self.assertEqual(len(problems), 1)
+        self.assertIn("over twice as long as the shortest in 2 of 5", problems[0])
+
+
 class OutputExcerpt(unittest.TestCase):
     """docs/_ext/decodebook_site.py's output-excerpt: a part of a program's output, the prompt line
     kept; a :from: or :to: in no line fails the build (the program changed)."""
