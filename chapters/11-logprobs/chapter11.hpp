@@ -26,8 +26,8 @@ std::vector<std::string> held_out_fortunes();
 std::vector<int> held_out_ids(const decodebook::Session& s, const std::vector<std::string>& fortunes);
 
 // Part 1: the token the session's config draws after the prompt, in vLLM's four logprobs modes
-// side by side, with the alternatives beside it.
-void four_modes(const decodebook::Session& s);
+// side by side, with the alternatives beside it (the chain's stages first with --show-chain).
+void four_modes(const decodebook::Session& s, bool show_chain);
 
 // Part 1, then: a run of max_new_tokens with each token's raw and processed logprob side by side
 // (the same seed twice: the same tokens).

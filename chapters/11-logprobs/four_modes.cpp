@@ -34,7 +34,7 @@ std::string cell(float v) {
 }  // namespace
 
 // [ch11:four-modes]
-void four_modes(const Session& s) {
+void four_modes(const Session& s, bool show_chain) {
     const std::vector<int> eos = resolve_eos_ids(s.config, s.model.config().eos_token_id);
     const DecodeContext context{s.prompt, {}, 0, eos};
     const Vec raw = last_position_logits(s.model.forward(s.prompt));  // (V) the model's logits
@@ -48,8 +48,8 @@ void four_modes(const Session& s) {
         drawn.push_back(record.at(0));
     }
     const int token = drawn[0].token;
-    std::printf("chain: %s; the first step drew %s (seed %llu)\n\n", LogitsChain(s.config).describe().c_str(),
-                visible_token(std::string(s.tokenizer.text_bytes(token, false))).c_str(),
+    if (show_chain) std::printf("chain: %s\n", LogitsChain(s.config).describe().c_str());
+    std::printf("the first step drew %s (seed %llu)\n\n", visible_token(std::string(s.tokenizer.text_bytes(token, false))).c_str(),
                 static_cast<unsigned long long>(s.config.seed));
 
     // the table: the 8 most likely tokens before the chain, then the drawn one if not among them

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
         CsvRows csv;
 
         std::printf("== 1. One token, four numbers: vLLM's logprobs modes after \"%s\" ==\n", opt.prompt.c_str());
-        four_modes(session);
+        four_modes(session, opt.show_chain);
         std::printf("\nThe run goes on for %d tokens with the same chain and seed, each token's logprob before and after it:\n",
                     session.config.max_new_tokens);
         a_run_in_two_modes(session);
