@@ -144,7 +144,7 @@ struct Accuracy {
 double chance_accuracy(const std::vector<ChoiceItem>& items);
 
 /// A task's result: each item's scores, each rule's accuracy, and what an evaluation gets when the
-/// server returns no prompt logprobs (llama.cpp issue 27174, `echo` without them): every choice
+/// server returns no prompt logprobs (an `echo` that brings back no numbers): every choice
 /// scores the same, np.argmax picks the first, and the accuracy is the share of items whose answer
 /// is first. Introduced in chapter 11.
 struct TaskResult {
