@@ -18,7 +18,7 @@
 #      saves a screenshot to BUILD_DIR/site-screenshot.png;
 #   6. the sanitizer job: the engine, chapter and course tests again (but six long golden sweeps and
 #      the chapters' runs from another folder),
-#      built with ASan + UBSan (the library at -O1, what calls it at -O0) in
+#      built with ASan + UBSan at -O1 (the Catch2 test files themselves without them) in
 #      BUILD_DIR-asan (-DDECODEBOOK_SANITIZE=address,undefined; target sanitized_tests builds only
 #      what those tests run), in the background from the start of step 5; any sanitizer report
 #      fails its test;
