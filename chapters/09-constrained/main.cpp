@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
     info.show_steps = false;  // part 2 prints its own table of the allowed tokens, state by state
     info.steers = {{"parts 2-4", {"max-new-tokens"}},
                    {"part 3, the row 'yours'", knob_flags(KnobGroup::Constraint)},
-                   {"part 3", {"temperature", "seed"}}};
+                   {"part 3", {"temperature"}}};  // its samples are seeded 0, 1, ... per row: no --seed
     info.csv_columns = "series,x,y,label";
     CommandLine opt;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
