@@ -236,6 +236,7 @@ void run(const Session& session, const Assistant& draft, GenerationConfig config
               {"total_tokens", completion.prompt_tokens + completion.completion_tokens}}}};
         json << response.dump(2) << "\n";
         if (!json.flush()) throw Error("writing the --json file '" + report.json + "' failed", "check the disk has room");
+        std::cerr << "(wrote the run as an OpenAI completions response to " << report.json << ")\n";  // stdout stays the text
     }
 }
 

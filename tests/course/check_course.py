@@ -862,26 +862,28 @@ def check_page_numbers(c: Checks, build_dir: str) -> None:
 # one run, so only their own options are run (FLAG_KNOBS_TOO says which programs have knobs run).
 FLAG_PROGRAMS = [f"chapter-{n:02d}" for n in range(12)] + ["decodebook-generate", "decodebook-score"]
 FLAG_KNOBS_TOO = {p for p in FLAG_PROGRAMS if p.startswith("chapter-")}
+FLAG_SLOW = ["chapter-07", "chapter-11", "chapter-06", "chapter-00", "chapter-08"]  # started first
 # Flags that change speed or notes on standard error, never the text, by design; and the ones that
 # print something else instead of running (or read standard input).
 FLAG_EXEMPT = {"threads", "blas", "verbose", "help", "show-config", "interactive",
                "dtype"}  # the embedded checkpoint is float16: f32 and f16 hold the same logits (chapter 07)
 # The shortest run of each program that still exercises its flags: the base of every run.
-FLAG_BASE = {"chapter-09": {"samples": "8"}, "chapter-11": {"items": "1"}}
+FLAG_BASE = {"chapter-09": {"samples": "8"}, "chapter-11": {"items": "1"}, "decodebook-score": {"text": "{tmp}/short.txt"}}
 FLAG_SHORT_N = {"decodebook-generate": "8"}  # -n of every program that offers it (else 2), unless a flag's companions say otherwise
 COMMON_ID = "258"  # " a" in the embedded model's tokenizer: a token every default run writes early
 # flag -> (value, companions): the value is not the flag's default; the companions (flags the
 # program offers only are kept) are in both runs compared, so the flag alone makes the difference.
 # None as a value: a flag without value; a value "-": chosen from --help (a choice or a boolean
-# other than the default).
+# other than the default). A companion False drops a flag of the base; the flag itself as a
+# companion is its value in the run without it.
 FLAG_VALUES = {
     "prompt": ("A dog is", {}), "model": ("{draft}", {}), "dtype": ("f16", {}), "csv": ("{tmp}/flag.csv", {}),
     "show-steps": (None, {}), "show-chain": (None, {}), "reference": ("{root}/tests/data/greedy.json", {}),
-    "samples": ("9", {}), "items": ("1", {"task": "author"}), "assistant-model": ("{model}", {}),
+    "samples": ("9", {}), "items": ("2", {"items": "1", "task": "author", "text": False}), "assistant-model": ("{model}", {}),
     "logprobs": ("2", {}), "prompt-logprobs": ("2", {}), "logprobs-mode": ("processed_logprobs", {"logprobs": "2"}),
-    "json": ("{tmp}/flag.json", {}), "text": ("{root}/README.md", {}), "window": ("64", {"text": "{root}/README.md"}),
-    "stride": ("32", {"text": "{root}/README.md"}), "context": ("Q: What is", {"continuation": " a fish"}),
-    "continuation": (" a fish", {"context": "Q: What is"}), "task": ("author", {"items": "1"}),
+    "json": ("{tmp}/flag.json", {}), "text": ("{tmp}/other.txt", {}), "window": ("64", {}), "stride": ("32", {}),
+    "context": ("Q: What is", {"continuation": " a fish", "text": False}),
+    "continuation": (" a fish", {"context": "Q: What is", "text": False}), "task": ("author", {"items": "1", "text": False}),
     "max-new-tokens": ("3", {}), "min-new-tokens": ("4", {"eos-token-id": COMMON_ID, "max-new-tokens": "8"}),
     "eos-token-id": (COMMON_ID, {"max-new-tokens": "8"}), "stop": ("a", {"max-new-tokens": "8"}),
     "include-stop-str-in-output": ("-", {"stop": "a", "max-new-tokens": "8"}),
@@ -943,12 +945,36 @@ def flag_args(values: dict) -> list[str]:
     return args
 
 
-def same_output(base: list[str], noisy: set[int], other: list[str]) -> bool:
-    """The flag's run prints what the base run prints, but for the base's noisy lines."""
-    return len(base) == len(other) and all(i in noisy or a == b for i, (a, b) in enumerate(zip(base, other)))
+NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
 
 
-def flag_verdict(flag: str, code: int, out: list[str], base: list[str], noisy: set[int], err: str) -> str:
+def noise_of(a: str, b: str):
+    """What differs between two lines of runs without the flag: None (nothing), the indices of the
+    numbers that differ when the text around them is the same, or "line" (the whole line)."""
+    if a == b:
+        return None
+    if NUMBER.split(a) != NUMBER.split(b):
+        return "line"
+    return {i for i, (x, y) in enumerate(zip(NUMBER.findall(a), NUMBER.findall(b))) if x != y}
+
+
+def same_line(base: str, noise, other: str) -> bool:
+    if noise is None:
+        return base == other
+    if noise == "line":
+        return True
+    if NUMBER.split(base) != NUMBER.split(other):
+        return False
+    return all(i in noise or x == y for i, (x, y) in enumerate(zip(NUMBER.findall(base), NUMBER.findall(other))))
+
+
+def same_output(base: list[str], noisy: dict, other: list[str]) -> bool:
+    """The flag's run prints what the base run prints, but for the numbers (or lines) that differ
+    between two runs without the flag (`noisy`: line index -> noise_of)."""
+    return len(base) == len(other) and all(same_line(a, noisy.get(i), b) for i, (a, b) in enumerate(zip(base, other)))
+
+
+def flag_verdict(flag: str, code: int, out: list[str], base: list[str], noisy: dict, err: str) -> str:
     """'' when the flag passes: it changed the output, or it was refused (exit 2 with a message)."""
     if code == 2 and err.strip() and "\n".join(out).strip() == "\n".join(mask_noise(err)).strip():
         return ""
@@ -959,14 +985,22 @@ def flag_verdict(flag: str, code: int, out: list[str], base: list[str], noisy: s
     return ""
 
 
+def runs_values(base: dict, companions: dict) -> dict:
+    """The base's flags with the companions' (False: the base's flag dropped)."""
+    values = {**base, **companions}
+    return {f: v for f, v in values.items() if v is not False}
+
+
 def run_program(exe: str, args: list[str], cwd: str) -> tuple[int, list[str], str]:
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
     done = subprocess.run([exe] + args, capture_output=True, text=True, check=False, env=env, cwd=cwd, timeout=300)
     return done.returncode, mask_noise(done.stdout + done.stderr), done.stderr
 
 
-def flag_runs(build_dir: str, program: str, tmp: str) -> list[tuple[str, str]]:
-    """(flag, problem or '') for every flag of `program`'s --help."""
+def flag_runs(build_dir: str, program: str, tmp: str) -> tuple[list[tuple[str, str]], float]:
+    """(flag, problem or '') for every flag of `program`'s --help, and the seconds it took."""
+    import time
+    start = time.monotonic()
     exe = os.path.join(build_dir, program)
     listed = help_flags(subprocess.run([exe, "--help"], capture_output=True, text=True, check=False).stdout)
     # a knob --show-config prints is one the command line takes, listed in --help or not
@@ -977,19 +1011,27 @@ def flag_runs(build_dir: str, program: str, tmp: str) -> list[tuple[str, str]]:
     offered = {f for f, _, _ in listed}
     fill = {"tmp": tmp, "root": ROOT, "draft": os.path.join(ROOT, "models", "fortunes-draft"),
             "model": os.path.join(ROOT, "models", "fortunes-gpt2")}
-    base = dict(FLAG_BASE.get(program, {}))
+    base = {f: v.format(**fill) for f, v in FLAG_BASE.get(program, {}).items()}
     if "max-new-tokens" in offered:
         base["max-new-tokens"] = FLAG_SHORT_N.get(program, "2")
-    baselines: dict[str, tuple[list[str], set[int]]] = {}
+    baselines: dict[str, tuple[list[str], dict]] = {}
 
-    def baseline(companions: dict) -> tuple[list[str], set[int]]:
-        args = flag_args({**base, **companions})
+    def baseline(companions: dict) -> tuple[list[str], dict]:
+        args = flag_args(runs_values(base, companions))
         key = "\0".join(args)
         if key not in baselines:
-            (_, a, _), (_, b, _) = run_program(exe, args, tmp), run_program(exe, args, tmp)
-            noisy = {i for i, (x, y) in enumerate(zip(a, b)) if x != y} | set(range(min(len(a), len(b)), max(len(a), len(b))))
+            _, a, _ = run_program(exe, args, tmp)
+            plain = baselines.get("\0".join(flag_args(base)))
+            if plain and len(plain[0]) == len(a):  # the plain run's noise, line by line: one run is enough
+                baselines[key] = (a, plain[1])
+                return baselines[key]
+            _, b, _ = run_program(exe, args, tmp)
+            noisy = {i: noise_of(x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y}
+            noisy.update({i: "line" for i in range(min(len(a), len(b)), max(len(a), len(b)))})
             baselines[key] = (a, noisy)
         return baselines[key]
+
+    baseline({})
 
     results = []
     for flag, takes_value, text in listed:
@@ -1003,14 +1045,14 @@ def flag_runs(build_dir: str, program: str, tmp: str) -> list[tuple[str, str]]:
             value = other_value(text)
         if takes_value and isinstance(value, str):
             value = value.format(**fill)
-        companions = {f: ([x.format(**fill) for x in v] if isinstance(v, list) else v.format(**fill))
-                      for f, v in companions.items() if f in offered and f != flag}
+        companions = {f: ([x.format(**fill) for x in v] if isinstance(v, list) else v if v is False else v.format(**fill))
+                      for f, v in companions.items() if f in offered}
         ref, noisy = baseline(companions)
-        code, out, err = run_program(exe, flag_args({**base, **companions, flag: value if takes_value else None}), tmp)
+        code, out, err = run_program(exe, flag_args(runs_values(base, {**companions, flag: value if takes_value else None})), tmp)
         problem = flag_verdict(flag, code, out, ref, noisy, err)
         results.append((flag, problem + (" (--show-config prints it; --help does not list it)" if problem and
                                          text == "(not in --help)" else "")))
-    return results
+    return results, time.monotonic() - start
 
 
 def check_flags(c: Checks, build_dir: str) -> None:
@@ -1022,11 +1064,18 @@ def check_flags(c: Checks, build_dir: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(tmp, "schema.json"), "w", encoding="utf-8") as f:
             f.write(SCHEMA)
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        for name, offset in (("short.txt", 0), ("other.txt", 3000)):  # two short texts for decodebook-score
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+                f.write(readme[offset:offset + 1500])
         with ThreadPoolExecutor(max_workers=2) as pool:  # two processes at most: CI's time budget
-            found = dict(zip(programs, pool.map(lambda p: flag_runs(build_dir, p, tmp), programs)))
+            slowest_first = sorted(programs, key=lambda p: FLAG_SLOW.index(p) if p in FLAG_SLOW else len(FLAG_SLOW))
+            found = dict(zip(slowest_first, pool.map(lambda p: flag_runs(build_dir, p, tmp), slowest_first)))
     for program in programs:
-        problems = [why for _, why in found[program] if why]
-        c.check(not problems, f"{program}: each of its {len(found[program])} flags changes its output or is refused",
+        results, seconds = found[program]
+        problems = [why for _, why in results if why]
+        c.check(not problems, f"{program}: each of its {len(results)} flags changes its output or is refused ({seconds:.1f} s)",
                 "\n        ".join(problems))
     print(f"  (the flags took {time.monotonic() - start:.0f} s)")
 

@@ -574,17 +574,24 @@ class FlagsChangeOutput(unittest.TestCase):
                          ["[12 tokens in #: #] #, #, 7 tokens"])
 
     def test_a_flag_that_changes_nothing_fails(self):
-        base, noisy = ["a", "t 1", "b"], {1}
+        base, noisy = ["a", "t 1", "b"], {1: "line"}
         self.assertEqual(check_course.flag_verdict("k", 0, ["a", "t 2", "b"], base, noisy, ""),
                          "--k was accepted and changed nothing: make it steer a part (and say which in --help) or refuse it")
         self.assertEqual(check_course.flag_verdict("k", 0, ["a", "t 2", "c"], base, noisy, ""), "")
         self.assertEqual(check_course.flag_verdict("k", 0, ["a", "t 2", "b", "d"], base, noisy, ""), "")
 
+    def test_a_noisy_line_still_compares_its_steady_numbers(self):
+        noise = check_course.noise_of("yours n <= 2: 1.31", "yours n <= 2: 1.07")
+        self.assertEqual(noise, {1})
+        self.assertTrue(check_course.same_line("yours n <= 2: 1.31", noise, "yours n <= 2: 0.98"))
+        self.assertFalse(check_course.same_line("yours n <= 2: 1.31", noise, "yours n <= 3: 1.31"))
+        self.assertEqual(check_course.noise_of("a 1", "b 1"), "line")
+
     def test_a_refused_flag_passes_and_a_crash_does_not(self):
         err = "error: chapter-10 sets its own top_k\n  fix: drop --top-k"
-        self.assertEqual(check_course.flag_verdict("top-k", 2, check_course.mask_noise(err), [], set(), err), "")
-        self.assertIn("exited 1", check_course.flag_verdict("top-k", 1, [], [], set(), "boom"))
-        self.assertNotEqual(check_course.flag_verdict("top-k", 2, ["partial", "error"], [], set(), "error"), "")
+        self.assertEqual(check_course.flag_verdict("top-k", 2, check_course.mask_noise(err), [], {}, err), "")
+        self.assertIn("exited 1", check_course.flag_verdict("top-k", 1, [], [], {}, "boom"))
+        self.assertNotEqual(check_course.flag_verdict("top-k", 2, ["partial", "error"], [], {}, "error"), "")
 
 
 if __name__ == "__main__":
