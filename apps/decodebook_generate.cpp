@@ -325,6 +325,7 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 48;
     info.knob_groups = kAllKnobs;
     info.interactive = true;
+    info.show_chain = true;
     info.extra = {
         {"logprobs", "K: print each generated token's logprob, rank and top K alternatives (0..20, vLLM's logprobs; "
                      "0: the token alone); default: none", ""},
