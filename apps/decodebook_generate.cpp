@@ -236,6 +236,7 @@ void run(const Session& session, const Assistant& draft, GenerationConfig config
               {"total_tokens", completion.prompt_tokens + completion.completion_tokens}}}};
         json << response.dump(2) << "\n";
         if (!json.flush()) throw Error("writing the --json file '" + report.json + "' failed", "check the disk has room");
+        std::cerr << "(wrote the run as an OpenAI completions response to " << report.json << ")\n";  // stdout stays the text
     }
 }
 
@@ -324,6 +325,7 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 48;
     info.knob_groups = kAllKnobs;
     info.interactive = true;
+    info.show_chain = true;
     info.extra = {
         {"logprobs", "K: print each generated token's logprob, rank and top K alternatives (0..20, vLLM's logprobs; "
                      "0: the token alone); default: none", ""},

@@ -365,10 +365,10 @@ CASES = [
          fix=r"^  fix: pass --kernel-target all, (x86-64-v4, )?(x86-64-v3, )?x86-64$"),
     Case("14 bench --mask-documents 0", 14, "decodebook-bench", ["--part", "mask", "--mask-documents", "0"], 2,
          r"^error: --mask-documents = 0 is invalid: it must be a whole number in \[1, 1000\]$"),
-    Case("14 chapter-08 refuses --mirostat before any output", 14, "chapter-08", ["--order", "llama.cpp", "--mirostat", "2"], 2,
-         r"^error: mirostat = 2 in chapter 08: verifying drafts would have to roll mirostat's mu back, which it cannot$"),
-    Case("14 chapter-09 refuses --mirostat before any output", 14, "chapter-09", ["--order", "llama.cpp", "--mirostat", "2"], 2,
-         r"^error: mirostat = 2 in chapter 09: its parts decode greedily as well as by sampling"),
+    Case("14 chapter-08 refuses --mirostat before any output", 14, "chapter-08", ["--mirostat", "2"], 2,
+         r"^error: chapter-08 sets its own mirostat: --mirostat steers none of its parts$"),
+    Case("14 chapter-09 refuses --mirostat before any output", 14, "chapter-09", ["--mirostat", "2"], 2,
+         r"^error: chapter-09 sets its own mirostat: --mirostat steers none of its parts$"),
     Case("14 chapter-09 --samples 3", 14, "chapter-09", ["--samples", "3"], 2,
          r"^error: --samples = 3 is invalid: it must be a whole number in \[8, 10000\]$"),
     Case("14 chapter-01 --reference of a missing file", 14, "chapter-01", ["--reference", "/nonexistent.json"], 2,
@@ -407,7 +407,7 @@ CHAPTER10_BAD = [
      r"^error: dry_sequence_breakers = \\q has the unknown escape \\q", None),
 ]
 for _what, _args, _first, _fix in CHAPTER10_BAD:
-    for _program in ("decodebook-generate", "chapter-02", "chapter-04"):
+    for _program in ("decodebook-generate",):  # the chapters that offer chapter 10's knobs: none (each sets its own)
         CASES.append(Case("22 %s: %s" % (_program, _what), 22, _program, _args, 2, _first, fix=_fix))
 for program in ("decodebook-generate", "chapter-09"):  # issue 42 item 1: exit 139 before
     CASES.append(Case(f"42 {program} refuses a schema nested 10000 deep", 42, program, [], 2,
@@ -435,7 +435,7 @@ for name, value, first in [  # issue 42 item 5: each was accepted and did someth
                       ["--choice", value], 2, first))
 # issue 42 item 5: banning every token was refused at the first step, after the prompt was printed
 ALL_IDS = "[" + ",".join(str(i) for i in range(2048)) + "]"
-for program in ("decodebook-generate", "chapter-02"):
+for program in ("decodebook-generate",):  # no chapter offers --suppress-tokens
     CASES.append(Case(f"42 {program} refuses suppressing every token before any output", 42, program,
                       ["--suppress-tokens", ALL_IDS], 2,
                       r"^error: suppress_tokens ban all 2048 tokens of the vocabulary at the first step$",
@@ -466,6 +466,26 @@ CASES.append(Case("42 decodebook-generate refuses mirostat with a draft model be
                   "decodebook-generate", ["--assistant-model", DRAFT, "--order", "llama.cpp", "--mirostat", "2"], 2,
                   r"^error: mirostat = 2 with speculative decoding is not offered: verifying k drafts at once",
                   fix=r"^  fix: drop --assistant-model, or --mirostat$"))
+# issue 41 item 1: a flag that steers none of a chapter's parts is refused before any output,
+# naming the flag and the program that takes it (a knob) or what the chapter prints instead
+for program, args in [("chapter-08", ["--verify-rule", "sample_and_compare"]),
+                      ("chapter-08", ["--num-assistant-tokens-schedule", "heuristic"]),
+                      ("chapter-10", ["--top-k", "5"]), ("chapter-10", ["--typical-p", "0.5"]),
+                      ("chapter-07", ["--temperature", "0.8"]), ("chapter-05", ["-s", "3"]),
+                      ("chapter-03", ["--num-beams", "2"]), ("chapter-02", ["--top-k=5"])]:
+    knob = args[0].lstrip("-").split("=")[0]
+    knob = {"s": "seed"}.get(knob, knob)
+    CASES.append(Case(f"41 {program} refuses {args[0].split('=')[0]}", 41, program, args, 2,
+                      rf"^error: {program} sets its own {knob.replace('-', '_')}: --{knob} steers none of its parts$",
+                      fix=rf"^  fix: drop --{knob} \({program} --help lists the knobs that steer a part\); "
+                          r"decodebook-generate takes every knob$"))
+for program in ("chapter-09", "chapter-10", "chapter-11"):
+    CASES.append(Case(f"41 {program} refuses --show-steps", 41, program, ["--show-steps"], 2,
+                      rf"^error: {program} prints no step table: --show-steps is not offered, its parts print tables of their own$",
+                      fix=r"^  fix: drop --show-steps \(see " + program + r" --help\); decodebook-generate --show-steps"))
+CASES.append(Case("41 chapter-03 refuses --show-chain", 41, "chapter-03", ["--show-chain"], 2,
+                  r"^error: chapter-03 prints no processor chain: --show-chain is not offered"))
+
 # issue 36 (chapter 11): decodebook-generate's logprobs flags, each refused with its range or why
 for what, args, first, fix in [
         ("--logprobs 21", ["--logprobs", "21"], r"^error: --logprobs = 21 is invalid: it must be a whole number in \[0, 20\]$",

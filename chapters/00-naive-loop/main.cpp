@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
     ProgramInfo info{"chapter-00", "The naive decode loop: forward, take the last logits, pick, append, stop.",
                      "The best way to"};
     info.defaults.max_new_tokens = 96;
+    info.steers = {{"the streamed run and its timed steps", {"max-new-tokens"}}};
     info.csv_columns = "context_length,run,milliseconds";
     CommandLine opt;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;

@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
     ProgramInfo info{"chapter-01", "Greedy decoding: deterministic, loops on long runs, stops at <|endoftext|>.",
                      "The best way to"};
     info.defaults.max_new_tokens = 128;
+    info.steers = {{"part 2", {"max-new-tokens"}}};
     info.extra.push_back({"reference", "print only greedy here beside the independent reference's goldens in FILE "
                                        "(tests/data/greedy.json), and the case whose prompt is --prompt step by step", ""});
     CommandLine opt;

@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
                                         "The best way to");
     info.csv_columns = "temperature,rank,id,token,probability";
     info.defaults.temperature = 0.7f;  // "your settings": a common chat temperature, so the coin's p differs from the raw one
+    info.steers = {{"part 3", {"max-new-tokens", "do-sample", "temperature", "seed"}}};  // temperature's chapter: no truncation
+    info.show_chain = true;
     CommandLine opt;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     return run_program([&] {

@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
                                         "A computer is");
     info.defaults.max_new_tokens = 24;
     info.csv_columns = "step,rank,id,token,probability,top_k,top_p,min_p,entropy";
+    info.steers = {{"part 6", {"max-new-tokens", "do-sample", "temperature", "top-k", "top-p", "min-p", "min-tokens-to-keep",
+                               "order", "seed"}}};
     info.lookahead = kScanned - 1;  // part 2 walks kScanned greedy steps: the prompt must leave room, whatever -n is
     CommandLine opt;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;

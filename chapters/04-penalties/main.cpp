@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 48;
     info.defaults.temperature = 0.8f;          // part 4 samples with typical chat settings
     info.defaults.repetition_penalty = 1.3f;   // ... and a penalty, the subject of the chapter
+    info.steers = {{"parts 1 and 4", {"max-new-tokens"}},
+                   {"part 4", {"do-sample", "temperature", "top-k", "top-p", "seed", "repetition-penalty", "penalty-scope",
+                               "penalty-last-n", "presence-penalty", "frequency-penalty", "no-repeat-ngram-size"}}};
     CommandLine opt;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     return run_program([&] {

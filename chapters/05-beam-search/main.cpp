@@ -30,17 +30,10 @@ int main(int argc, char** argv) {
     info.defaults.num_return_sequences = 2;  // at most --num-beams (read_command_line lowers it)
     info.show_steps = false;                 // several beams at once: part 2 draws them as a tree instead
     info.defaults.max_new_tokens = 20;
+    info.steers = {{"parts 3 and 6", {"max-new-tokens"}}, {"part 6", knob_flags(KnobGroup::Beams)}};
     info.csv_columns = "length_penalty,rank,length,sum_logprobs,score,finish_reason";
     CommandLine opt;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
-    if (!opt.config.stop.empty()) {  // parts 3 to 6 run 2 and 4 beams whatever --num-beams says
-        std::cerr << "error: "
-                  << Error("chapter-05 runs beam search in every part, and stop strings with beam search are not offered",
-                           "drop --stop (chapter-06 and decodebook-generate --num-beams 1 take it)")
-                         .what()
-                  << std::endl;
-        return 2;
-    }
     return run_program([&] {
         const Session session = open_session(opt);
         const auto& [model, tok, prompt, config] = session;

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
                                         kFortunePrompt);
     info.defaults.max_new_tokens = 48;
     info.defaults.stop = {kAttribution};
+    info.steers = {{"part 6", knob_flags(KnobGroup::Stopping)}};
+    info.steers[0].flags.insert(info.steers[0].flags.end(), {"max-new-tokens", "do-sample", "temperature", "top-k", "top-p", "seed"});
     info.csv_columns = "step,token,shown,held,held_chars";
     CommandLine opt;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;

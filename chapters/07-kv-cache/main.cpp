@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
     info.defaults.do_sample = false;  // the subject is speed: greedy, so the two loops must agree token for token
     info.defaults.max_new_tokens = 80;  // the naive loop is quadratic: 80 keep the whole chapter within ~3 s
     info.csv_columns = "series,x,y";
+    info.steers = {{"part 1", {"max-new-tokens"}}};  // greedy in every part: the two loops agree token for token
     CommandLine opt;  // --threads N sets num_threads()
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
     const int threads = num_threads();

@@ -78,7 +78,9 @@ Costs predicted_against_measured(const Speculation& session, CsvRows& csv);
 void acceptance_against_temperature(const Speculation& session, CsvRows& csv);
 
 // Part 4: prompt lookup on a looping greedy run and on a sampled one.
-void prompt_lookup(const Speculation& session, const Costs& costs);
+/// The table's rows are HF's and vLLM's rules; a last row, "yours", drafts by `yours`'s
+/// prompt_lookup_num_tokens, max_matching_ngram_size and prompt_lookup_min (the command line's).
+void prompt_lookup(const Speculation& session, const Costs& costs, const decodebook::GenerationConfig& yours);
 
 // Part 5: Hugging Face's target-distribution case, 10,000 seeded rounds against the exact law.
 void target_distribution_case();

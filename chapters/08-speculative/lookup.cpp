@@ -15,14 +15,21 @@ using namespace decodebook;
 
 namespace chapter08 {
 
-void prompt_lookup(const Speculation& s, const Costs& costs) {
+void prompt_lookup(const Speculation& s, const Costs& costs, const GenerationConfig& yours) {
     struct Rule {
-        const char* name;
+        std::string name;
         int num_tokens, min_n, max_n;
     };
-    const Rule rules[] = {{"HF, n <= 2, 4 tokens", 4, 0, 2},
-                          {"HF, n <= 2, 10 tokens (HF's defaults)", 10, 0, 2},
-                          {"vLLM, 2 <= n <= 3, 4 tokens", 4, 2, 3}};
+    const std::string your_rule = (yours.prompt_lookup_min > 0 ? "vLLM, " + std::to_string(yours.prompt_lookup_min) + " <= n <= "
+                                                               : std::string("HF, n <= ")) +
+                                  std::to_string(yours.max_matching_ngram_size) + ", " +
+                                  std::to_string(yours.prompt_lookup_num_tokens) + " tokens";
+    std::vector<Rule> rules = {{"HF, n <= 2, 4 tokens", 4, 0, 2},
+                               {"HF, n <= 2, 10 tokens (HF's defaults)", 10, 0, 2},
+                               {"vLLM, 2 <= n <= 3, 4 tokens", 4, 2, 3}};
+    if (yours.prompt_lookup_num_tokens > 0)  // 0 turns prompt lookup off: no row of its own
+        rules.push_back({"yours: " + your_rule, yours.prompt_lookup_num_tokens, yours.prompt_lookup_min,
+                         yours.max_matching_ngram_size});
     GenerationConfig greedy = s.config;
     greedy.do_sample = false;
     GenerationConfig sampled = s.config;
@@ -48,7 +55,7 @@ void prompt_lookup(const Speculation& s, const Costs& costs) {
             lk.prompt_lookup_min = r.min_n;
             lk.max_matching_ngram_size = r.max_n;
             const Timed spec = speculative_run(s, c.prompt, lk, 2);
-            std::printf("  %-38s %-11d %-11.2f %-16.2f %.2f\n", r.name, spec.stats.drafted, spec.stats.acceptance(),
+            std::printf("  %-38s %-11d %-11.2f %-16.2f %.2f\n", r.name.c_str(), spec.stats.drafted, spec.stats.acceptance(),
                         static_cast<double>(spec.stats.emitted) / spec.stats.rounds, plain.ms / spec.ms);
         }
     }

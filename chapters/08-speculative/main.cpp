@@ -28,7 +28,6 @@
 #include "decodebook/course/csv.hpp"
 #include "decodebook/course/model_dir.hpp"
 #include "decodebook/course/terminal.hpp"
-#include "decodebook/decoding/chain_end.hpp"
 
 using namespace decodebook;
 using namespace chapter08;
@@ -50,15 +49,21 @@ int main(int argc, char** argv) {
     info.knob_groups.push_back(KnobGroup::Speculative);
     info.draft_by_default = true;
     info.show_steps = false;  // a run is rounds of several tokens: part 1 shows them round by round
-    info.lookahead = 2 * (4 + 1);  // part 1 shows two rounds of 4 drafts and a bonus token, whatever -n is
+    info.defaults.num_assistant_tokens = 4;      // part 1's k
+    info.defaults.prompt_lookup_num_tokens = 4;  // part 4's row "yours" (parts 1-3 draft with the draft model)
+    info.steers = {{"part 1", {"num-assistant-tokens"}},
+                   {"parts 2-4", {"max-new-tokens"}},
+                   {"parts 2-3", {"seed"}},
+                   {"part 4, the row 'yours'", {"prompt-lookup-num-tokens", "max-matching-ngram-size", "prompt-lookup-min"}}};
+    info.lookahead = 2 * (4 + 1);  // part 1 shows two rounds of k drafts and a bonus token, whatever -n is
     info.csv_columns = "series,x,y";
     CommandLine opt;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
+    const int k = opt.config.num_assistant_tokens;
+    opt.lookahead = 2 * (k + 1);
+    const GenerationConfig lookup = opt.config;  // part 4's row "yours"
+    opt.config.prompt_lookup_num_tokens = 0;     // parts 1-3 draft with the draft model
     return run_program([&] {
-        if (ends_in_state(opt.config))  // refused before any output: every part verifies drafts
-            throw UsageError("mirostat = " + std::to_string(opt.config.mirostat) +
-                                 " in chapter 08: verifying drafts would have to roll mirostat's mu back, which it cannot",
-                             "drop --mirostat here; chapter 10 and decodebook-generate run it");
         Session target = open_session(opt);
         std::optional<Gpt2> draft = open_assistant(opt, target);
         if (!draft)
@@ -73,8 +78,8 @@ int main(int argc, char** argv) {
                     d.n_layer, d.n_embd, with_commas(parameter_count(d)).c_str(),
                     with_commas(static_cast<uint64_t>(t.vocab_size)).c_str());
 
-        std::printf("\n== 1. One round at a time (greedy, k = 4 drafts) ==\n");
-        one_round_at_a_time(session, 4, 2);
+        std::printf("\n== 1. One round at a time (greedy, k = %d drafts) ==\n", k);
+        one_round_at_a_time(session, k, 2);
 
         std::printf("\n== 2. Predict the speed-up, then measure it (k = 1..%d, %d new tokens) ==\n", kMaxK,
                     session.config.max_new_tokens);
@@ -84,7 +89,7 @@ int main(int argc, char** argv) {
         acceptance_against_temperature(session, csv);
 
         std::printf("\n== 4. Prompt lookup: drafts copied from the text itself ==\n");
-        prompt_lookup(session, costs);
+        prompt_lookup(session, costs, lookup);
 
         std::printf("\n== 5. Hugging Face's target-distribution case, counted ==\n");
         target_distribution_case();

@@ -32,6 +32,10 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 40;  // every generation's budget: enough for the JSON and a runaway
     info.knob_groups.push_back(KnobGroup::Constraint);
     info.extra.push_back({"samples", "sampled outputs per row of part 3 (8-10000); part 4 takes an eighth", "200"});
+    info.show_steps = false;  // part 2 prints its own table of the allowed tokens, state by state
+    info.steers = {{"parts 2-4", {"max-new-tokens"}},
+                   {"part 3, the row 'yours'", knob_flags(KnobGroup::Constraint)},
+                   {"part 3", {"temperature"}}};  // its samples are seeded 0, 1, ... per row: no --seed
     info.csv_columns = "series,x,y,label";
     CommandLine opt;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;
@@ -43,10 +47,6 @@ int main(int argc, char** argv) {
         return 2;
     }
     return run_program([&] {
-        if (opt.config.mirostat != 0)  // refused before any output: some parts decode greedily
-            throw UsageError("mirostat = " + std::to_string(opt.config.mirostat) +
-                                 " in chapter 09: its parts decode greedily as well as by sampling, and mirostat has no greedy mode",
-                             "drop --mirostat here; chapter 10 and decodebook-generate run it (a constraint too)");
         const Session session = open_session(opt);
         CsvRows csv;
 

@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
                                         "A computer is");
     info.defaults.max_new_tokens = 64;  // part 3's mirostat runs
     info.csv_columns = "series,x,y,label";
+    // every other sampler's setting is the part's own: part 1 compares fixed settings, part 4 fixed biases
+    info.steers = {{"part 3", {"max-new-tokens", "seed", "mirostat-tau", "mirostat-eta"}}};
     info.show_steps = false;  // its runs are tables of their own; part 3's mirostat has no coin-in-CDF step table
     info.lookahead = kScanned - 1;  // part 1 walks kScanned greedy steps: the prompt must leave room, whatever -n is
     CommandLine opt;

@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 12;  // part 1's run
     info.csv_columns = "series,x,y,label";
     info.show_steps = false;  // its parts are tables of their own
+    info.show_chain = true;
+    info.steers = {{"part 1", {"max-new-tokens", "do-sample", "temperature", "top-k", "top-p", "min-p", "seed"}}};
     info.extra = {{"items", "how many items of the author-choice task part 4 scores (1..200)", "24"}};
     CommandLine opt;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, opt)) return *exit_code;

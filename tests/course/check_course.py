@@ -45,6 +45,14 @@
    the longest option (strictly) is the right one in at most half of its questions, and in at most
    a quarter of them is any option more than twice as long as the shortest. Options are measured
    in characters of their text as written (inline markup included).
+13. Every flag a program offers changes what it prints, or is refused (issue 41 item 1): each
+   chapter-NN, and decodebook-generate and decodebook-score for their options beyond the knob table
+   (they take every knob for their one run), is run with each flag of its `--help` at a value
+   that is not its default (FLAG_VALUES, with the companions a flag needs to act) and fails when
+   it exits 0 and prints what the run without the flag prints, timings masked and the lines that
+   differ between two runs without it (measured speeds) dropped. A flag refused with exit 2 and a
+   message passes. `--threads`, `--blas` and `--verbose` are exempt: they change speed or notes
+   on standard error, never the text. `--flags` runs this check alone.
 Prints "course checks: N passed, M failed" and exits 1 if anything failed.
 The site-marker rules have their own tests: /usr/bin/python3 tests/course/test_check_course.py
 """
@@ -848,6 +856,230 @@ def check_page_numbers(c: Checks, build_dir: str) -> None:
                 f"{', '.join(commands)} or a listed fact", "\n    ".join(problems))
 
 
+# ------------------------------------------------------------------------------------ flags (build)
+
+# The programs whose every flag must change what they print; the tools take every knob for their
+# one run, so only their own options are run (FLAG_KNOBS_TOO says which programs have knobs run).
+FLAG_PROGRAMS = [f"chapter-{n:02d}" for n in range(12)] + ["decodebook-generate", "decodebook-score"]
+FLAG_KNOBS_TOO = {p for p in FLAG_PROGRAMS if p.startswith("chapter-")}
+FLAG_SLOW = ["chapter-07", "chapter-11", "chapter-06", "chapter-00", "chapter-08"]  # started first
+# Flags that change speed or notes on standard error, never the text, by design; and the ones that
+# print something else instead of running (or read standard input).
+FLAG_EXEMPT = {"threads", "blas", "verbose", "help", "show-config", "interactive",
+               "dtype"}  # the embedded checkpoint is float16: f32 and f16 hold the same logits (chapter 07)
+# The shortest run of each program that still exercises its flags: the base of every run.
+FLAG_BASE = {"chapter-09": {"samples": "8"}, "chapter-11": {"items": "1"}, "decodebook-score": {"text": "{tmp}/short.txt"}}
+FLAG_SHORT_N = {"decodebook-generate": "8"}  # -n of every program that offers it (else 2), unless a flag's companions say otherwise
+COMMON_ID = "258"  # " a" in the embedded model's tokenizer: a token every default run writes early
+# flag -> (value, companions): the value is not the flag's default; the companions (flags the
+# program offers only are kept) are in both runs compared, so the flag alone makes the difference.
+# None as a value: a flag without value; a value "-": chosen from --help (a choice or a boolean
+# other than the default). A companion False drops a flag of the base; the flag itself as a
+# companion is its value in the run without it.
+FLAG_VALUES = {
+    "prompt": ("A dog is", {}), "model": ("{draft}", {}), "dtype": ("f16", {}), "csv": ("{tmp}/flag.csv", {}),
+    "show-steps": (None, {}), "show-chain": (None, {}), "reference": ("{root}/tests/data/greedy.json", {}),
+    "samples": ("9", {}), "items": ("2", {"items": "1", "task": "author", "text": False}), "assistant-model": ("{model}", {}),
+    "logprobs": ("2", {}), "prompt-logprobs": ("2", {}), "logprobs-mode": ("processed_logprobs", {"logprobs": "2"}),
+    "json": ("{tmp}/flag.json", {}), "text": ("{tmp}/other.txt", {}), "window": ("64", {}), "stride": ("32", {}),
+    "context": ("Q: What is", {"continuation": " a fish", "text": False}),
+    "continuation": (" a fish", {"context": "Q: What is", "text": False}), "task": ("author", {"items": "1", "text": False}),
+    "max-new-tokens": ("3", {}), "min-new-tokens": ("4", {"eos-token-id": COMMON_ID, "max-new-tokens": "8"}),
+    "eos-token-id": (COMMON_ID, {"max-new-tokens": "8"}), "stop": ("a", {"max-new-tokens": "8"}),
+    "include-stop-str-in-output": ("-", {"stop": "a", "max-new-tokens": "8"}),
+    "stop-match": ("-", {"stop": ["a", " a"], "max-new-tokens": "8"}),
+    "skip-special-tokens": ("-", {"eos-token-id": COMMON_ID, "max-new-tokens": "8"}),
+    "do-sample": ("-", {}), "temperature": ("1.7", {}), "top-k": ("2", {}), "top-p": ("0.3", {}), "min-p": ("0.3", {}),
+    "min-tokens-to-keep": ("9", {"top-k": "1", "do-sample": "true"}), "order": ("-", {"top-p": "0.5", "temperature": "1.8"}),
+    "seed": ("7", {}), "typical-p": ("0.3", {}), "epsilon-cutoff": ("0.05", {}), "eta-cutoff": ("0.05", {}),
+    "top-n-sigma": ("0.5", {}), "mirostat-tau": ("1.5", {}), "mirostat-eta": ("0.5", {}),
+    "repetition-penalty": ("2.5", {}), "penalty-scope": ("-", {}), "penalty-last-n": ("1", {"penalty-scope": "last_n"}),
+    "presence-penalty": ("2", {}), "frequency-penalty": ("2", {}), "no-repeat-ngram-size": ("1", {}),
+    "num-beams": ("2", {}), "length-penalty": ("-3", {}), "early-stopping": ("-", {}), "num-return-sequences": ("1", {}),
+    "beam-scoring": ("-", {}), "num-assistant-tokens": ("2", {}), "prompt-lookup-num-tokens": ("3", {}),
+    "max-matching-ngram-size": ("3", {}), "prompt-lookup-min": ("1", {}), "verify-rule": ("sample_and_compare", {}),
+    "num-assistant-tokens-schedule": ("heuristic", {}), "regex": (" (yes|no)", {}), "choice": (" yes", {}),
+    "json-schema": ("{tmp}/schema.json", {}),
+}
+SCHEMA = '{"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}'
+# Run-to-run noise: a number with a unit of time or speed, or a speed-up ("1.52x").
+NOISE = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?\s*(?:ms|µs|us|ns|s|x|×|tokens/s|tok/s|[KMGT]i?B/s)(?![A-Za-z])")
+
+
+def help_flags(text: str) -> list[tuple[str, bool, str]]:
+    """(flag, takes a value, help) for every option of a cxxopts `--help`, in its order."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"^\s+(?:-\w, )?--([a-z0-9-]+)(?: (\S+))?(?:\s{2,}(.*))?$", line)
+        if m:
+            out.append([m.group(1), m.group(2) is not None, m.group(3) or ""])
+        elif out and line.startswith("   ") and line.strip():
+            out[-1][2] += " " + line.strip()
+        elif not line.strip():
+            continue
+    return [(f, v, " ".join(h.split())) for f, v, h in out]
+
+
+def other_value(help_line: str) -> str:
+    """A choice's or a boolean's value other than its default, read from its help line."""
+    default = re.search(r"default ([^;)]+)\)", help_line)
+    default = default.group(1).strip() if default else ""
+    if "true or false" in help_line:
+        return "false" if default == "true" else "true"
+    choices = re.search(r"one of: ([^;]+);", help_line)
+    for choice in (c.strip() for c in (choices.group(1).split(",") if choices else [])):
+        if choice != default:
+            return choice
+    return ""
+
+
+def mask_noise(text: str) -> list[str]:
+    return [NOISE.sub("#", line.rstrip()) for line in text.splitlines()]
+
+
+def flag_args(values: dict) -> list[str]:
+    args = []
+    for flag, value in values.items():
+        for v in value if isinstance(value, list) else [value]:
+            args += [f"--{flag}"] + ([] if v is None else [v])
+    return args
+
+
+NUMBER = re.compile(r"[-+]?\d[\d,]*(?:\.\d+)?")
+
+
+def noise_of(a: str, b: str):
+    """What differs between two lines of runs without the flag: None (nothing), the indices of the
+    numbers that differ when the text around them is the same, or "line" (the whole line)."""
+    if a == b:
+        return None
+    if NUMBER.split(a) != NUMBER.split(b):
+        return "line"
+    return {i for i, (x, y) in enumerate(zip(NUMBER.findall(a), NUMBER.findall(b))) if x != y}
+
+
+def same_line(base: str, noise, other: str) -> bool:
+    if noise is None:
+        return base == other
+    if noise == "line":
+        return True
+    if NUMBER.split(base) != NUMBER.split(other):
+        return False
+    return all(i in noise or x == y for i, (x, y) in enumerate(zip(NUMBER.findall(base), NUMBER.findall(other))))
+
+
+def same_output(base: list[str], noisy: dict, other: list[str]) -> bool:
+    """The flag's run prints what the base run prints, but for the numbers (or lines) that differ
+    between two runs without the flag (`noisy`: line index -> noise_of)."""
+    return len(base) == len(other) and all(same_line(a, noisy.get(i), b) for i, (a, b) in enumerate(zip(base, other)))
+
+
+def flag_verdict(flag: str, code: int, out: list[str], base: list[str], noisy: dict, err: str) -> str:
+    """'' when the flag passes: it changed the output, or it was refused (exit 2 with a message)."""
+    if code == 2 and err.strip() and "\n".join(out).strip() == "\n".join(mask_noise(err)).strip():
+        return ""
+    if code != 0:
+        return f"--{flag} exited {code}: {err.strip()[-300:]}"
+    if same_output(base, noisy, out):
+        return f"--{flag} was accepted and changed nothing: make it steer a part (and say which in --help) or refuse it"
+    return ""
+
+
+def runs_values(base: dict, companions: dict) -> dict:
+    """The base's flags with the companions' (False: the base's flag dropped)."""
+    values = {**base, **companions}
+    return {f: v for f, v in values.items() if v is not False}
+
+
+def run_program(exe: str, args: list[str], cwd: str) -> tuple[int, list[str], str]:
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1")
+    done = subprocess.run([exe] + args, capture_output=True, text=True, check=False, env=env, cwd=cwd, timeout=300)
+    return done.returncode, mask_noise(done.stdout + done.stderr), done.stderr
+
+
+def flag_runs(build_dir: str, program: str, tmp: str) -> tuple[list[tuple[str, str]], float]:
+    """(flag, problem or '') for every flag of `program`'s --help, and the seconds it took."""
+    import time
+    start = time.monotonic()
+    exe = os.path.join(build_dir, program)
+    listed = help_flags(subprocess.run([exe, "--help"], capture_output=True, text=True, check=False).stdout)
+    # a knob --show-config prints is one the command line takes, listed in --help or not
+    shown = subprocess.run([exe, "--show-config"], capture_output=True, text=True, check=False).stdout
+    for name in re.findall(r"^(\w+) = ", shown, re.M):
+        if name.replace("_", "-") not in {f for f, _, _ in listed}:
+            listed.append((name.replace("_", "-"), True, "(not in --help)"))
+    offered = {f for f, _, _ in listed}
+    fill = {"tmp": tmp, "root": ROOT, "draft": os.path.join(ROOT, "models", "fortunes-draft"),
+            "model": os.path.join(ROOT, "models", "fortunes-gpt2")}
+    base = {f: v.format(**fill) for f, v in FLAG_BASE.get(program, {}).items()}
+    if "max-new-tokens" in offered:
+        base["max-new-tokens"] = FLAG_SHORT_N.get(program, "2")
+    baselines: dict[str, tuple[list[str], dict]] = {}
+
+    def baseline(companions: dict) -> tuple[list[str], dict]:
+        args = flag_args(runs_values(base, companions))
+        key = "\0".join(args)
+        if key not in baselines:
+            _, a, _ = run_program(exe, args, tmp)
+            plain = baselines.get("\0".join(flag_args(base)))
+            if plain and len(plain[0]) == len(a):  # the plain run's noise, line by line: one run is enough
+                baselines[key] = (a, plain[1])
+                return baselines[key]
+            _, b, _ = run_program(exe, args, tmp)
+            noisy = {i: noise_of(x, y) for i, (x, y) in enumerate(zip(a, b)) if x != y}
+            noisy.update({i: "line" for i in range(min(len(a), len(b)), max(len(a), len(b)))})
+            baselines[key] = (a, noisy)
+        return baselines[key]
+
+    baseline({})
+
+    results = []
+    for flag, takes_value, text in listed:
+        if flag in FLAG_EXEMPT or (program not in FLAG_KNOBS_TOO and re.search(r"; default [^)]*\)|not in --help", text)):
+            continue
+        if flag not in FLAG_VALUES:
+            results.append((flag, f"--{flag} has no value in FLAG_VALUES (tests/course/check_course.py): add one"))
+            continue
+        value, companions = FLAG_VALUES[flag]
+        if value == "-":
+            value = other_value(text)
+        if takes_value and isinstance(value, str):
+            value = value.format(**fill)
+        companions = {f: ([x.format(**fill) for x in v] if isinstance(v, list) else v if v is False else v.format(**fill))
+                      for f, v in companions.items() if f in offered}
+        ref, noisy = baseline(companions)
+        code, out, err = run_program(exe, flag_args(runs_values(base, {**companions, flag: value if takes_value else None})), tmp)
+        problem = flag_verdict(flag, code, out, ref, noisy, err)
+        results.append((flag, problem + (" (--show-config prints it; --help does not list it)" if problem and
+                                         text == "(not in --help)" else "")))
+    return results, time.monotonic() - start
+
+
+def check_flags(c: Checks, build_dir: str) -> None:
+    import time
+    print("every flag a program offers changes what it prints, or is refused:")
+    start = time.monotonic()
+    programs = [p for p in FLAG_PROGRAMS if os.path.isfile(os.path.join(build_dir, p))]
+    c.check(len(programs) > 0, "the chapters and tools are built", f"build them in {build_dir}")
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "schema.json"), "w", encoding="utf-8") as f:
+            f.write(SCHEMA)
+        with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+            readme = f.read()
+        for name, offset in (("short.txt", 0), ("other.txt", 3000)):  # two short texts for decodebook-score
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+                f.write(readme[offset:offset + 1500])
+        with ThreadPoolExecutor(max_workers=2) as pool:  # two processes at most: CI's time budget
+            slowest_first = sorted(programs, key=lambda p: FLAG_SLOW.index(p) if p in FLAG_SLOW else len(FLAG_SLOW))
+            found = dict(zip(slowest_first, pool.map(lambda p: flag_runs(build_dir, p, tmp), slowest_first)))
+    for program in programs:
+        results, seconds = found[program]
+        problems = [why for _, why in results if why]
+        c.check(not problems, f"{program}: each of its {len(results)} flags changes its output or is refused ({seconds:.1f} s)",
+                "\n        ".join(problems))
+    print(f"  (the flags took {time.monotonic() - start:.0f} s)")
+
+
 # ------------------------------------------------------------------------------------ tests (build)
 
 def test_binaries(build_dir: str) -> list[str]:
@@ -983,6 +1215,7 @@ def main() -> int:
     ap.add_argument("--build-dir", default="build-tests", help="a build of the default configuration (stubs)")
     ap.add_argument("--no-build", action="store_true", help="only the checks that need no build (1-3, 7-10)")
     ap.add_argument("--layering", action="store_true", help="only check 8, the library's layering")
+    ap.add_argument("--flags", action="store_true", help="only check 13, every flag changes the output (needs a build)")
     ap.add_argument("--record-seconds", action="store_true",
                     help="write tests/course/test_seconds.json from this run's solution tests (CPU time)")
     args = ap.parse_args()
@@ -992,6 +1225,10 @@ def main() -> int:
     c = Checks()
     if args.layering:
         check_layering(c)
+        return 1 if c.failed else 0
+    if args.flags:
+        check_flags(c, build_dir)
+        print(f"course checks: {c.passed} passed, {c.failed} failed")
         return 1 if c.failed else 0
     check_layering(c)
     check_manifest(c, manifest)
@@ -1006,6 +1243,7 @@ def main() -> int:
     else:
         check_test_names(c, manifest, build_dir)
         check_page_numbers(c, build_dir)
+        check_flags(c, build_dir)
         check_solutions_and_stubs(c, build_dir, args.record_seconds)
     print(f"course checks: {c.passed} passed, {c.failed} failed")
     return 1 if c.failed else 0

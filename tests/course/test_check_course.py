@@ -536,5 +536,63 @@ class PrintedFigures(unittest.TestCase):
         self.assertEqual(len(self.warnings_for("sampling 18.2 tokens", "beam 4 20.0 tokens", ["18.2 tokens"])), 1)
 
 
+HELP = """\
+Usage:
+  chapter-08 [OPTION...]
+
+  -p, --prompt arg            text to continue (default: The best way to)
+      --show-config           print every decoding parameter this command
+                              line gives, then exit
+  -n, --max-new-tokens VALUE  tokens to generate at most (>= 1; default 48)
+                              (parts 2-4)
+      --order VALUE  processor order of an engine (one of: hf, llama.cpp,
+                     vllm; default hf) (part 6)
+      --do-sample VALUE  sample (true) or not (true or false; default true)
+
+ speculative decoding options:
+      --num-assistant-tokens VALUE
+                                tokens the draft model proposes per round
+                                (in [1, 64]; default 4) (part 1)
+"""
+
+
+class FlagsChangeOutput(unittest.TestCase):
+    def test_help_lists_each_flag_with_its_wrapped_help(self):
+        flags = check_course.help_flags(HELP)
+        self.assertEqual([f for f, _, _ in flags],
+                         ["prompt", "show-config", "max-new-tokens", "order", "do-sample", "num-assistant-tokens"])
+        self.assertEqual([v for _, v, _ in flags], [True, False, True, True, True, True])
+        self.assertTrue(flags[5][2].endswith("(in [1, 64]; default 4) (part 1)"))
+
+    def test_other_value_is_not_the_default(self):
+        flags = {f: h for f, _, h in check_course.help_flags(HELP)}
+        self.assertEqual(check_course.other_value(flags["order"]), "llama.cpp")
+        self.assertEqual(check_course.other_value(flags["do-sample"]), "false")
+
+    def test_timings_and_speed_ups_are_masked(self):
+        self.assertEqual(check_course.mask_noise("[12 tokens in 0.02 s: 695.6 tokens/s] 1.52x, 3 ms, 7 tokens"),
+                         ["[12 tokens in #: #] #, #, 7 tokens"])
+
+    def test_a_flag_that_changes_nothing_fails(self):
+        base, noisy = ["a", "t 1", "b"], {1: "line"}
+        self.assertEqual(check_course.flag_verdict("k", 0, ["a", "t 2", "b"], base, noisy, ""),
+                         "--k was accepted and changed nothing: make it steer a part (and say which in --help) or refuse it")
+        self.assertEqual(check_course.flag_verdict("k", 0, ["a", "t 2", "c"], base, noisy, ""), "")
+        self.assertEqual(check_course.flag_verdict("k", 0, ["a", "t 2", "b", "d"], base, noisy, ""), "")
+
+    def test_a_noisy_line_still_compares_its_steady_numbers(self):
+        noise = check_course.noise_of("yours n <= 2: 1.31", "yours n <= 2: 1.07")
+        self.assertEqual(noise, {1})
+        self.assertTrue(check_course.same_line("yours n <= 2: 1.31", noise, "yours n <= 2: 0.98"))
+        self.assertFalse(check_course.same_line("yours n <= 2: 1.31", noise, "yours n <= 3: 1.31"))
+        self.assertEqual(check_course.noise_of("a 1", "b 1"), "line")
+
+    def test_a_refused_flag_passes_and_a_crash_does_not(self):
+        err = "error: chapter-10 sets its own top_k\n  fix: drop --top-k"
+        self.assertEqual(check_course.flag_verdict("top-k", 2, check_course.mask_noise(err), [], {}, err), "")
+        self.assertIn("exited 1", check_course.flag_verdict("top-k", 1, [], [], {}, "boom"))
+        self.assertNotEqual(check_course.flag_verdict("top-k", 2, ["partial", "error"], [], {}, "error"), "")
+
+
 if __name__ == "__main__":
     unittest.main()

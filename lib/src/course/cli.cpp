@@ -30,6 +30,27 @@ bool takes(const ProgramInfo& info, KnobGroup group) {
     return false;
 }
 
+// The Steer that names a knob's flag, or none.
+const Steer* steer_of(const ProgramInfo& info, const std::string& flag) {
+    for (const Steer& s : info.steers)
+        if (std::find(s.flags.begin(), s.flags.end(), flag) != s.flags.end()) return &s;
+    return nullptr;
+}
+
+// A knob is offered when the program takes its group and, if the program says which knobs steer
+// which part, one of its parts names it: every offered flag changes what the program prints.
+bool offers(const ProgramInfo& info, const Knob& k) {
+    return takes(info, k.group) && (info.steers.empty() || steer_of(info, k.flag));
+}
+
+bool offers(const ProgramInfo& info, const std::string& flag) {
+    for (const Knob& k : knobs())
+        if (k.flag == flag) return offers(info, k);
+    return false;
+}
+
+bool offers_chain(const ProgramInfo& info) { return info.show_chain && offers(info, "do-sample"); }
+
 const char* group_name(KnobGroup g) {
     switch (g) {
         case KnobGroup::Length: return "";
@@ -138,14 +159,16 @@ cxxopts::Options build_options(const ProgramInfo& info) {
     // The knobs: one flag per row of the table, in the table's order; the value stays text here
     // and is parsed by the row, so every program prints the same message for a bad value.
     for (const Knob& k : knobs()) {
-        if (!takes(info, k.group)) continue;
+        if (!offers(info, k)) continue;
         std::string opts = k.flag;
         if (k.flag == "max-new-tokens") opts = "n," + opts;
         if (k.flag == "seed") opts = "s," + opts;
-        options.add_options(group_name(k.group))(opts, k.help + " (" + k.rule + "; default " + k.get(info.defaults) + ")",
+        const Steer* steer = steer_of(info, k.flag);
+        options.add_options(group_name(k.group))(opts, k.help + " (" + k.rule + "; default " + k.get(info.defaults) + ")" +
+                                                           (steer ? " (" + steer->where + ")" : ""),
                                                  cxxopts::value<std::string>(), "VALUE");
     }
-    if (takes(info, KnobGroup::Sampling)) {
+    if (offers_chain(info)) {
         options.add_options("sampling")("show-chain", "print the processor chain");
     }
     options.add_options()("h,help", "show this help");
@@ -154,14 +177,20 @@ cxxopts::Options build_options(const ProgramInfo& info) {
 
 // --help: the options by group, then how this program chooses between greedy and sampling.
 std::string help_text(cxxopts::Options& options, const ProgramInfo& info) {
-    std::string text = options.help({"", "stopping", "sampling", "penalties", "beam search"}) + "\n";
+    std::string text = options.help({"", "stopping", "sampling", "penalties", "beam search", "speculative decoding",
+                                     "constrained decoding"}) +
+                       "\n";
+    if (!info.steers.empty())
+        text += "A knob steers the part named after its help; " + info.program +
+                " sets every other knob itself (decodebook-generate takes them all).\n";
     if (!takes(info, KnobGroup::Sampling)) return text + "This program always decodes greedily (argmax).\n";
+    if (!offers(info, "do-sample")) return text + "This program sets its own decoding in every part.\n";
     if (info.defaults.do_sample) return text + "This program samples by default; --do-sample false decodes greedily.\n";
     // the flags that turn sampling on, from the table (chapter 10 added its truncations)
     std::string lines;
     std::string line = "With no sampling flag, decoding is greedy (HF's default); --do-sample true, or any of";
     for (const Knob& k : knobs()) {
-        if (!k.implies_sampling || !takes(info, k.group)) continue;
+        if (!k.implies_sampling || !offers(info, k)) continue;
         if (line.size() + k.flag.size() + 3 > 110) {
             lines += line + "\n";
             line.clear();
@@ -175,7 +204,7 @@ std::string help_text(cxxopts::Options& options, const ProgramInfo& info) {
 GenerationConfig read_knobs(const cxxopts::ParseResult& result, const ProgramInfo& info) {
     GenerationConfig config = info.defaults;
     for (const Knob& k : knobs()) {
-        if (!takes(info, k.group) || !result.count(k.flag)) continue;
+        if (!offers(info, k) || !result.count(k.flag)) continue;
         if (!k.repeatable) {
             set_knob(config, k.flag, result[k.flag].as<std::string>());
             continue;
@@ -188,10 +217,11 @@ GenerationConfig read_knobs(const cxxopts::ParseResult& result, const ProgramInf
     }
     // a program's default count of returned beams follows --num-beams down (chapter 05 returns 2
     // by default; `--num-beams 1` alone is greedy, not an error); an explicit count is checked
-    if (takes(info, KnobGroup::Beams) && !result.count("num-return-sequences") && config.num_return_sequences > config.num_beams)
+    if (offers(info, "num-return-sequences") && !result.count("num-return-sequences") &&
+        config.num_return_sequences > config.num_beams)
         config.num_return_sequences = config.num_beams;
     if (takes(info, KnobGroup::Constraint)) check_constraint(config);  // a bad pattern is refused where it is given
-    if (takes(info, KnobGroup::Sampling) && result.count("do-sample")) {  // an explicit --do-sample wins
+    if (offers(info, "do-sample") && result.count("do-sample")) {  // an explicit --do-sample wins
         find_knob("do_sample").set(config, result["do-sample"].as<std::string>());
     }
     validate(config);
@@ -202,7 +232,7 @@ GenerationConfig read_knobs(const cxxopts::ParseResult& result, const ProgramInf
 std::string config_text(const GenerationConfig& config, const ProgramInfo& info) {
     std::string text;
     for (const Knob& k : knobs())
-        if (takes(info, k.group)) text += k.name + " = " + k.get(config) + "\n";
+        if (offers(info, k)) text += k.name + " = " + k.get(config) + "\n";
     return text;
 }
 
@@ -224,22 +254,54 @@ CommandLine read_the_rest(const cxxopts::ParseResult& result, const ProgramInfo&
     cl.program = info.program;
     cl.lookahead = info.lookahead;
     cl.show_steps = info.show_steps && result.count("show-steps") > 0;
-    cl.show_chain = takes(info, KnobGroup::Sampling) && result.count("show-chain") > 0;
+    cl.show_chain = offers_chain(info) && result.count("show-chain") > 0;
     cl.interactive = info.interactive && result.count("interactive") > 0;
     for (const ExtraOption& e : info.extra) cl.extra[e.flag] = result[e.flag].as<std::string>();
     return cl;
 }
 
+// An option the program does not offer. A knob or a display flag that some program offers is
+// refused in the project's words, naming the flag and the program that takes it; anything else is
+// an unknown option. Either way the command line is refused before any output (exit 2).
+[[noreturn]] void refuse_option(const std::string& arg, const ProgramInfo& info) {
+    std::string name = arg.substr(arg.rfind('-', 1) + 1);  // "--top-k=5" -> "top-k=5", "-s" -> "s"
+    name = name.substr(0, name.find('='));
+    if (name == "n") name = "max-new-tokens";
+    if (name == "s") name = "seed";
+    for (const Knob& k : knobs())
+        if (k.flag == name)
+            throw UsageError(info.program + " sets its own " + k.name + ": --" + k.flag + " steers none of its parts",
+                             "drop --" + k.flag + " (" + info.program + " --help lists the knobs that steer a part); " +
+                                 "decodebook-generate takes every knob");
+    if (name == "show-steps")
+        throw UsageError(info.program + " prints no step table: --show-steps is not offered, its parts print tables of their own",
+                         "drop --show-steps (see " + info.program + " --help); decodebook-generate --show-steps prints one run's steps");
+    if (name == "show-chain")
+        throw UsageError(info.program + " prints no processor chain: --show-chain is not offered, it sets its own chains",
+                         "drop --show-chain (see " + info.program + " --help); decodebook-generate --show-chain prints the chain of any knobs");
+    throw OptionError("Option '" + name + "' does not exist");
+}
+
 }  // namespace
+
+std::vector<std::string> knob_flags(KnobGroup group) {
+    std::vector<std::string> out;
+    for (const Knob& k : knobs())
+        if (k.group == group) out.push_back(k.flag);
+    return out;
+}
 
 ParsedCommandLine parse_command_line(int argc, char** argv, const ProgramInfo& info) {
     cxxopts::Options options = build_options(info);
+    options.allow_unrecognised_options();  // refused below, in the project's words where it knows the flag
     cxxopts::ParseResult result;
     try {
         result = options.parse(argc, argv);
     } catch (const cxxopts::exceptions::exception& e) {
         throw OptionError(e.what());
     }
+    for (const std::string& arg : result.unmatched())
+        if (arg.size() > 1 && arg[0] == '-') refuse_option(arg, info);
     ParsedCommandLine parsed;
     if (result.count("help")) {
         parsed.output = help_text(options, info);

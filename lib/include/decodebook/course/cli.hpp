@@ -24,6 +24,17 @@ struct ExtraOption {
     std::string default_value;  ///< text; read it back with CommandLine::extra_int
 };
 
+/// Knobs that steer one part of a program, e.g. chapter 08's `{"part 1", {"num-assistant-tokens"}}`.
+/// Introduced in chapter 00.
+struct Steer {
+    std::string where;               ///< shown by `--help` after the knob's help: "part 1", "parts 2-4"
+    std::vector<std::string> flags;  ///< knob flags without dashes, e.g. "top-k" (knob_flags gives a group's)
+};
+
+/// The flags of every knob of `group`, in the table's order, e.g. for a Steer that takes a whole group.
+/// Introduced in chapter 00.
+std::vector<std::string> knob_flags(KnobGroup group);
+
 /// What a program is and which knobs it takes, shown by `--help`. Introduced in chapter 00.
 struct ProgramInfo {
     /// A program with the library's defaults and the Length knobs only. Introduced in chapter 00.
@@ -36,11 +47,19 @@ struct ProgramInfo {
     /// The knob groups it accepts: every program takes Length; the greedy chapters 00-01 nothing
     /// else, every later chapter and decodebook-generate all of them.
     std::vector<KnobGroup> knob_groups{KnobGroup::Length};
+    /// Which knobs of knob_groups steer which part. Every flag a program offers changes what it
+    /// prints: a knob of knob_groups that no Steer names is not offered (not in `--help` or
+    /// `--show-config`) and, given on a command line, is refused with exit 2 before any output
+    /// ("chapter-10 sets its own top-k"; the fix names decodebook-generate). Empty: every knob of
+    /// knob_groups steers the program's one run (the tools). A flag is named by one Steer at most.
+    std::vector<Steer> steers{};
     /// The columns `--csv FILE` writes, e.g. "step,context_length,milliseconds,token"; empty: no `--csv`.
     std::string csv_columns{};
     bool interactive = false;             ///< offers `--interactive` (decodebook-generate's REPL)
     /// offers `--show-steps` (a table of the one sequence's steps); chapter 05's beams have none
     bool show_steps = true;
+    /// offers `--show-chain` (print the processor chain): the programs that print it (with `do-sample` offered)
+    bool show_chain = false;
     std::vector<ExtraOption> extra{};     ///< options of this program only
     /// With KnobGroup::Speculative: `--assistant-model DIR` defaults to the embedded draft model
     /// (chapter 08) instead of none (decodebook-generate: speculative only when asked).
