@@ -79,7 +79,8 @@ void acceptance_against_temperature(const Speculation& session, CsvRows& csv);
 
 // Part 4: prompt lookup on a looping greedy run and on a sampled one.
 /// The table's rows are HF's and vLLM's rules; a last row, "yours", drafts by `yours`'s
-/// prompt_lookup_num_tokens, max_matching_ngram_size and prompt_lookup_min (the command line's).
+/// prompt_lookup_num_tokens, max_matching_ngram_size and prompt_lookup_min (the command line's)
+/// when they differ from the first row's.
 void prompt_lookup(const Speculation& session, const Costs& costs, const decodebook::GenerationConfig& yours);
 
 // Part 5: Hugging Face's target-distribution case, 10,000 seeded rounds against the exact law.

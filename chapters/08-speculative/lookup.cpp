@@ -27,7 +27,11 @@ void prompt_lookup(const Speculation& s, const Costs& costs, const GenerationCon
     std::vector<Rule> rules = {{"HF, n <= 2, 4 tokens", 4, 0, 2},
                                {"HF, n <= 2, 10 tokens (HF's defaults)", 10, 0, 2},
                                {"vLLM, 2 <= n <= 3, 4 tokens", 4, 2, 3}};
-    if (yours.prompt_lookup_num_tokens > 0)  // 0 turns prompt lookup off: no row of its own
+    // A row of its own only for a rule that differs from the first row (the chapter's defaults);
+    // 0 tokens turns prompt lookup off.
+    const bool first_row = yours.prompt_lookup_num_tokens == 4 && yours.prompt_lookup_min == 0 &&
+                           yours.max_matching_ngram_size == 2;
+    if (yours.prompt_lookup_num_tokens > 0 && !first_row)
         rules.push_back({"yours: " + your_rule, yours.prompt_lookup_num_tokens, yours.prompt_lookup_min,
                          yours.max_matching_ngram_size});
     GenerationConfig greedy = s.config;
