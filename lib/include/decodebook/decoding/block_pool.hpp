@@ -110,8 +110,8 @@ enum class FreeOrder {
 /// The pool's knobs. Introduced in chapter 12.
 struct BlockPoolOptions {
     bool caching = true;                  ///< prefix caching on (vLLM's enable_prefix_caching)
-    FreeOrder free_order = FreeOrder::Lru;
-    BlockHasher hasher = hash_block_tokens;
+    FreeOrder free_order = FreeOrder::Lru;    ///< where freed blocks join the free queue
+    BlockHasher hasher = hash_block_tokens;   ///< the block hash (tests give one that collides)
 };
 
 /// Prefix-cache counters since the pool was made or last reset, in tokens (vLLM's
@@ -138,8 +138,8 @@ public:
     /// @throws Error if num_blocks < 1 or block_size < 1
     BlockPool(int num_blocks, int block_size, BlockPoolOptions options = {});
 
-    int num_blocks() const { return static_cast<int>(blocks_.size()); }
-    int block_size() const { return block_size_; }
+    int num_blocks() const { return static_cast<int>(blocks_.size()); }  ///< blocks in the pool, free or held
+    int block_size() const { return block_size_; }  ///< token positions per block
     /// Blocks in the free queue (cached ones waiting there included: they can be taken).
     int num_free_blocks() const { return free_.size(); }
     /// The free queue, head (taken next) to tail.
