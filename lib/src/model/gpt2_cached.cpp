@@ -70,10 +70,9 @@ uint64_t Gpt2::decode_weight_bytes() const {
     return floats * sizeof(float) + matrix_bytes;
 }
 
-// [ch07:prefill]
 xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache, size_t row) const {
     check_row(cache, row);
-    const size_t T = ids.size(), L0 = cache.length(row), C = static_cast<size_t>(config_.n_embd);
+    const size_t T = ids.size(), L0 = cache.length(row);
     if (T == 0) throw Error("prefill got no tokens", "give a non-empty prompt");
     if (L0 + T > cache.capacity()) {
         throw Error("the cache row holds " + std::to_string(L0) + " positions and " + std::to_string(T) +
@@ -81,27 +80,53 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache,
                     "make the KvCache with capacity >= prompt + new tokens");
     }
     for (int id : ids) check_token(config_, id);
+    const int table[] = {static_cast<int>(row)};  // the row is one block of `capacity` positions
+    xt::xtensor<float, 1> logits = prefill_blocks(ids, L0, table, {cache.keys_, cache.values_, cache.capacity()});
+    cache.set_length(row, L0 + T);
+    return logits;
+}
+
+// [ch07:prefill]
+// The cache is read through a block table: position p of the sequence is slot p % block_size of
+// block table[p / block_size]. Chapter 07's rows are one block each; chapter 12 cuts them up.
+xt::xtensor<float, 1> Gpt2::prefill_blocks(const std::vector<int>& ids, size_t L0, const int* table,
+                                           Blocks cache) const {
+    const size_t T = ids.size(), L = L0 + T, C = static_cast<size_t>(config_.n_embd), bs = cache.block_size;
+    const auto slot = [&](size_t p) { return (static_cast<size_t>(table[p / bs]) * bs + p % bs) * C; };
     const float eps = config_.layer_norm_epsilon;
-    // x = token embedding + position embedding, positions L0..L0+T-1   (T, C)
+    // x = token embedding + position embedding, positions L0..L-1   (T, C)
     std::vector<float> x(T * C), xn(T * C), qkv(T * 3 * C), att(T * C), proj(T * C), hidden(T * 4 * C);
     std::vector<float> widened;  // weights held in f16: one matrix at a time as float32 for the GEMM
     for (size_t t = 0; t < T; ++t) {
         wte_.widen_rows(static_cast<size_t>(ids[t]), 1, x.data() + t * C);  // the token's row, as float32
         for (size_t j = 0; j < C; ++j) x[t * C + j] += wpe_(L0 + t, j);
     }
-    std::vector<float> scores(static_cast<size_t>(num_threads()) * T * (L0 + T));  // one (T, L) block per thread
+    std::vector<float> scores(static_cast<size_t>(num_threads()) * T * L);  // one (T, L) block per thread
+    // attention reads positions 0..L-1 as one (L, C) matrix: the block itself when one block holds
+    // them all, else a copy gathered block by block
+    const bool one_block = L <= bs;
+    std::vector<float> gathered_k(one_block ? 0 : L * C), gathered_v(one_block ? 0 : L * C);
     for (size_t l = 0; l < blocks_.size(); ++l) {
         const BlockWeights& b = blocks_[l];
-        float* K = cache.keys(l).data() + row * cache.capacity() * C;  // (capacity, C) this row's keys
-        float* V = cache.values(l).data() + row * cache.capacity() * C;
+        float* K = cache.keys[l].data();  // (blocks, block_size, C) this layer's keys
+        float* V = cache.values[l].data();
         // attention: qkv = ln_1(x) W_attn (T, 3C); keep k and v; each query attends to 0..its position
         layer_norm_rows(x.data(), T, C, b.ln_1_g.data(), b.ln_1_b.data(), eps, xn.data());
         gemm_any(xn.data(), T, b.c_attn_w, b.c_attn_b.data(), qkv.data(), widened);
         for (size_t t = 0; t < T; ++t) {
-            std::copy_n(qkv.data() + t * 3 * C + C, C, K + (L0 + t) * C);
-            std::copy_n(qkv.data() + t * 3 * C + 2 * C, C, V + (L0 + t) * C);
+            std::copy_n(qkv.data() + t * 3 * C + C, C, K + slot(L0 + t));
+            std::copy_n(qkv.data() + t * 3 * C + 2 * C, C, V + slot(L0 + t));
         }
-        attend_causal(qkv.data(), 3 * C, T, K, V, L0, C, config_.n_head, scores.data(), att.data());
+        const float *Ks = K + slot(0), *Vs = V + slot(0);
+        if (!one_block) {
+            for (size_t p = 0; p < L; ++p) {
+                std::copy_n(K + slot(p), C, gathered_k.data() + p * C);
+                std::copy_n(V + slot(p), C, gathered_v.data() + p * C);
+            }
+            Ks = gathered_k.data();
+            Vs = gathered_v.data();
+        }
+        attend_causal(qkv.data(), 3 * C, T, Ks, Vs, L0, C, config_.n_head, scores.data(), att.data());
         gemm_any(att.data(), T, b.attn_proj_w, b.attn_proj_b.data(), proj.data(), widened);
         for (size_t i = 0; i < T * C; ++i) x[i] += proj[i];
         // MLP: x += gelu(ln_2(x) W_fc) W_proj
@@ -111,7 +136,6 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache,
         gemm_any(hidden.data(), T, b.mlp_proj_w, b.mlp_proj_b.data(), proj.data(), widened);
         for (size_t i = 0; i < T * C; ++i) x[i] += proj[i];
     }
-    cache.set_length(row, L0 + T);
     // only the last position's logits are needed: ln_f and lm_head on that row alone   (V)
     const size_t Vn = static_cast<size_t>(config_.vocab_size);
     layer_norm_rows(x.data() + (T - 1) * C, 1, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn.data());
@@ -121,17 +145,16 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, KvCache& cache,
 }
 // [/ch07:prefill]
 
-// [ch07:decode]
 void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& rows, KvCache& cache,
                   BatchKernels kernels) const {
-    const size_t B = tokens.size(), C = static_cast<size_t>(config_.n_embd), cap = cache.capacity();
+    const size_t B = tokens.size(), cap = cache.capacity();
     if (B == 0 || B != rows.size() || B > cache.max_tokens_per_step()) {
         throw Error("decode got " + std::to_string(B) + " tokens for " + std::to_string(rows.size()) +
                         " rows (the cache takes up to " + std::to_string(cache.max_tokens_per_step()) +
                         " tokens per call)",
                     "pass one cache row per token, at most the cache's max_tokens_per_step tokens");
     }
-    KvCache::Scratch& s = cache.scratch_;
+    DecodeScratch& s = cache.scratch_;
     for (size_t i = 0; i < B; ++i) {
         check_row(cache, rows[i]);
         check_token(config_, tokens[i]);
@@ -144,7 +167,18 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
                         "make the KvCache with capacity >= prompt + new tokens");
         }
         s.positions[i] = pos;
+        s.row_blocks[i] = static_cast<int>(rows[i]);  // the row is one block of `capacity` positions
+        s.tables[i] = &s.row_blocks[i];
     }
+    decode_blocks(tokens.data(), B, s.tables.data(), s.positions.data(), {cache.keys_, cache.values_, cap}, s,
+                  kernels, 0);
+    for (size_t i = 0; i < B; ++i) cache.set_length(rows[i], s.positions[i] + 1);  // in order: the last occurrence wins
+}
+
+// [ch07:decode]
+void Gpt2::decode_blocks(const int* tokens, size_t B, const int* const* tables, const size_t* positions,
+                         Blocks cache, DecodeScratch& s, BatchKernels kernels, size_t first_logits) const {
+    const size_t C = static_cast<size_t>(config_.n_embd), bs = cache.block_size;
     float *x = s.x.data(), *xn = s.xn.data(), *qkv = s.qkv.data(), *att = s.att.data(), *proj = s.proj.data(),
           *hidden = s.hidden.data();
     // y (B, out) = x (B, in) W + bias: a few rows stream the weights (matvec), a large batch goes to
@@ -157,30 +191,29 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
     };
     // x = token embedding + position embedding of each token's position   (B, C)
     for (size_t i = 0; i < B; ++i) {
-        const size_t pos = s.positions[i];
         wte_.widen_rows(static_cast<size_t>(tokens[i]), 1, x + i * C);  // the token's row, as float32
-        for (size_t j = 0; j < C; ++j) x[i * C + j] += wpe_(pos, j);
+        for (size_t j = 0; j < C; ++j) x[i * C + j] += wpe_(positions[i], j);
+        s.lengths[i] = positions[i] + 1;  // it attends over positions 0..its own
     }
     const float eps = config_.layer_norm_epsilon;
     for (size_t l = 0; l < blocks_.size(); ++l) {
         const BlockWeights& b = blocks_[l];
+        float* K = cache.keys[l].data();  // (blocks, block_size, C)
+        float* V = cache.values[l].data();
         layer_norm_rows(x, B, C, b.ln_1_g.data(), b.ln_1_b.data(), eps, xn);
         product(xn, b.c_attn_w, b.c_attn_b, qkv);  // (B, 3C)
         for (size_t i = 0; i < B; ++i) {
-            // append this token's key and value; it then attends over its row's positions 0..pos
-            // (every token's key is written before any attends: a later token of the same row
+            // append this token's key and value at slot p % block_size of block table[p / block_size]
+            // (every token's key is written before any attends: a later token of the same sequence
             // sees the earlier ones, an earlier token never reads past its own position)
-            const size_t pos = s.positions[i];
-            float* K = cache.keys(l).data() + rows[i] * cap * C;  // (capacity, C)
-            float* V = cache.values(l).data() + rows[i] * cap * C;
-            std::copy_n(qkv + i * 3 * C + C, C, K + pos * C);
-            std::copy_n(qkv + i * 3 * C + 2 * C, C, V + pos * C);
+            const size_t p = positions[i], slot = (static_cast<size_t>(tables[i][p / bs]) * bs + p % bs) * C;
+            std::copy_n(qkv + i * 3 * C + C, C, K + slot);
+            std::copy_n(qkv + i * 3 * C + 2 * C, C, V + slot);
             s.keys[i] = K;
             s.values[i] = V;
-            s.lengths[i] = pos + 1;
         }
-        attend_rows(qkv, 3 * C, B, s.keys.data(), s.values.data(), s.lengths.data(), C, config_.n_head,
-                    s.scores.data(), cap, att);
+        attend_rows(qkv, 3 * C, B, s.keys.data(), s.values.data(), tables, bs, s.lengths.data(), C, config_.n_head,
+                    s.scores.data(), s.scores.shape(1), att);
         product(att, b.attn_proj_w, b.attn_proj_b, proj);
         for (size_t i = 0; i < B * C; ++i) x[i] += proj[i];
         layer_norm_rows(x, B, C, b.ln_2_g.data(), b.ln_2_b.data(), eps, xn);
@@ -189,10 +222,11 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<size_t>& row
         product(hidden, b.mlp_proj_w, b.mlp_proj_b, proj);
         for (size_t i = 0; i < B * C; ++i) x[i] += proj[i];
     }
-    for (size_t i = 0; i < B; ++i) cache.set_length(rows[i], s.positions[i] + 1);  // in order: the last occurrence wins
-    // ln_f, then the tied lm_head: logits (B, V) = ln_f(x) wte^T
-    layer_norm_rows(x, B, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn);
-    matvec_any(xn, B, wte_, nullptr, s.logits.data());  // the tied lm_head
+    // ln_f, then the tied lm_head on the tokens whose logits are wanted: logits (B, V) = ln_f(x) wte^T
+    if (first_logits >= B) return;
+    const size_t n = B - first_logits;
+    layer_norm_rows(x + first_logits * C, n, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn);
+    matvec_any(xn, n, wte_, nullptr, s.logits.data());  // the tied lm_head
 }
 // [/ch07:decode]
 

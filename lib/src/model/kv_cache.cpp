@@ -68,37 +68,47 @@ xt::xtensor<float, 1> cached_attention_step(xt::xtensor<float, 2>& keys, xt::xte
 }
 // [/ch07:cached-attention-step]
 
-KvCache::KvCache(const ModelConfig& config, size_t rows, size_t capacity, size_t max_tokens_per_step)
-    : capacity_(capacity), lengths_(rows, 0) {
+DecodeScratch::DecodeScratch(const ModelConfig& config, size_t B, size_t positions)
+    : keys(B, nullptr), values(B, nullptr), tables(B, nullptr), row_blocks(B, 0), positions(B, 0), lengths(B, 0) {
+    const size_t C = static_cast<size_t>(config.n_embd), V = static_cast<size_t>(config.vocab_size);
+    x = xt::zeros<float>({B, C});
+    xn = xt::zeros<float>({B, C});
+    qkv = xt::zeros<float>({B, 3 * C});
+    att = xt::zeros<float>({B, C});
+    proj = xt::zeros<float>({B, C});
+    hidden = xt::zeros<float>({B, 4 * C});
+    scores = xt::zeros<float>({B * static_cast<size_t>(config.n_head), positions});
+    logits = xt::zeros<float>({B, V});
+}
+
+namespace {
+// The tokens one decode call takes: max_tokens_per_step, or one per row when it is 0.
+size_t checked_step(const ModelConfig& config, size_t rows, size_t capacity, size_t max_tokens_per_step) {
     if (rows < 1) throw Error("a KV cache needs at least one row", "pass rows >= 1");
     if (capacity < 1 || capacity > static_cast<size_t>(config.n_positions)) {
         throw Error("a KV cache of " + std::to_string(capacity) + " positions does not fit the model's context of " +
                         std::to_string(config.n_positions),
                     "ask for 1.." + std::to_string(config.n_positions) + " positions");
     }
-    const size_t B = max_tokens_per_step == 0 ? rows : max_tokens_per_step;  // tokens per decode call
+    const size_t B = max_tokens_per_step == 0 ? rows : max_tokens_per_step;
     if (B > capacity * rows) {
         throw Error("a decode call of " + std::to_string(B) + " tokens cannot fit a cache of " + std::to_string(rows) +
                         " rows of " + std::to_string(capacity) + " positions",
                     "pass max_tokens_per_step <= rows x capacity (0 means one per row)");
     }
-    const size_t C = static_cast<size_t>(config.n_embd), V = static_cast<size_t>(config.vocab_size);
+    return B;
+}
+}  // namespace
+
+KvCache::KvCache(const ModelConfig& config, size_t rows, size_t capacity, size_t max_tokens_per_step)
+    : capacity_(capacity),
+      lengths_(rows, 0),
+      scratch_(config, checked_step(config, rows, capacity, max_tokens_per_step), capacity) {
+    const size_t C = static_cast<size_t>(config.n_embd);
     for (int l = 0; l < config.n_layer; ++l) {
         keys_.push_back(xt::xtensor<float, 3>::from_shape({rows, capacity, C}));
         values_.push_back(xt::xtensor<float, 3>::from_shape({rows, capacity, C}));
     }
-    scratch_.x = xt::zeros<float>({B, C});
-    scratch_.xn = xt::zeros<float>({B, C});
-    scratch_.qkv = xt::zeros<float>({B, 3 * C});
-    scratch_.att = xt::zeros<float>({B, C});
-    scratch_.proj = xt::zeros<float>({B, C});
-    scratch_.hidden = xt::zeros<float>({B, 4 * C});
-    scratch_.scores = xt::zeros<float>({B * static_cast<size_t>(config.n_head), capacity});
-    scratch_.keys.assign(B, nullptr);
-    scratch_.values.assign(B, nullptr);
-    scratch_.positions.assign(B, 0);
-    scratch_.lengths.assign(B, 0);
-    scratch_.logits = xt::zeros<float>({B, V});
 }
 
 void KvCache::truncate(size_t row, size_t length) {

@@ -3,6 +3,7 @@
 /// @brief GPT-2's forward pass: token ids in, next-token logits out (chapter 00).
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,9 @@
 namespace decodebook {
 
 class KvCache;
+class PagedKvCache;
+struct PagedSlot;
+struct DecodeScratch;
 
 /// How a batch of decode rows is multiplied by the weights (chapter 07).
 enum class BatchKernels {
@@ -124,6 +128,35 @@ public:
     void decode(const std::vector<int>& tokens, const std::vector<size_t>& rows, KvCache& cache,
                 BatchKernels kernels = BatchKernels::Fast) const;
 
+    /// Prefill into a paged cache (chapter 12): `ids` continue a sequence whose block table is
+    /// `blocks` and whose first `cached` positions are already in the cache (a prefix cache's hit,
+    /// or the earlier chunks of a chunked prefill); their keys and values go through the table
+    /// into positions cached..cached + ids.size() - 1. Blocks before position `cached` are only
+    /// read, so they may be shared. BatchKernels::Fast (and Gemm) runs chapter 07's prefill on the
+    /// gathered positions: the bits of prefill() on a KvCache holding the same tokens.
+    /// BatchKernels::Invariant runs decode's kernels, max_tokens_per_step tokens at a time, the
+    /// lm_head on the last token only: the same bits however the prompt is split between the
+    /// cache and this call, or between calls. Introduced in chapter 12.
+    /// @param ids the new tokens
+    /// @param cache the pool of blocks
+    /// @param blocks the sequence's block table: at least ceil((cached + ids.size()) / block_size) blocks
+    /// @param cached positions of the sequence already computed
+    /// @param kernels how the products are made
+    /// @return logits (V) of the last position
+    /// @throws Error on empty or out-of-vocabulary input, a table too short or naming a block
+    /// outside the pool, or a sequence longer than the cache's max_positions.
+    xt::xtensor<float, 1> prefill(const std::vector<int>& ids, PagedKvCache& cache, std::span<const int> blocks,
+                                  size_t cached, BatchKernels kernels = BatchKernels::Fast) const;
+    /// decode() on a paged cache (chapter 12): `tokens[b]` goes at `slots[b].position` of the
+    /// sequence whose block table is `slots[b].blocks`, and attends over its positions
+    /// 0..position (tokens of one sequence in one call: at successive positions, in order).
+    /// Logits land in `cache.logits()` row b. Allocates nothing. Invariant: the bits of decode()
+    /// on a KvCache holding the same positions, at any block size and any thread count.
+    /// Introduced in chapter 12.
+    /// @throws Error when sizes differ, there are more tokens than max_tokens_per_step, a table is
+    /// too short or names a block outside the pool, or a token is outside the vocabulary.
+    void decode(const std::vector<int>& tokens, const std::vector<PagedSlot>& slots, PagedKvCache& cache,
+                BatchKernels kernels = BatchKernels::Fast) const;
     /// Bytes of the weights one decode step reads: every matrix and vector except the position
     /// table, of which one row is read; a matrix held in f16 counts 2 bytes per weight.
     /// Introduced in chapter 07.
@@ -139,6 +172,19 @@ private:
     // Walk gpt2_tensor_schema, checking names and shapes; the tensors move out of `w`, the held
     // matrices held in w.dtype (rounded once when they came as float32).
     static Gpt2 build(const ModelConfig& config, Gpt2Weights& w);
+    // A cache as the bodies below see it: every layer's keys and values, (blocks, block_size, C).
+    // Chapter 07's KvCache is one block of `capacity` positions per row; chapter 12's is a pool.
+    struct Blocks {
+        std::vector<xt::xtensor<float, 3>>& keys;
+        std::vector<xt::xtensor<float, 3>>& values;
+        size_t block_size;
+    };
+    // Prefill's body: `ids` at positions L0.. of the sequence whose table is `table`.
+    xt::xtensor<float, 1> prefill_blocks(const std::vector<int>& ids, size_t L0, const int* table, Blocks cache) const;
+    // Decode's body: token i at positions[i] of the sequence whose table is tables[i], attending
+    // over 0..positions[i]; lm_head on tokens [first_logits, B) into s.logits rows 0, 1, ...
+    void decode_blocks(const int* tokens, size_t B, const int* const* tables, const size_t* positions, Blocks cache,
+                       DecodeScratch& s, BatchKernels kernels, size_t first_logits) const;
 
     ModelConfig config_;
     WeightMatrix wte_;     // (V, C) token embeddings, also the lm_head

@@ -102,6 +102,30 @@ void attend(const float* q, const float* keys, const float* values, size_t lengt
 void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* keys, const float* const* values,
                  const size_t* lengths, size_t C, int n_head, float* scores, size_t scores_stride, float* out);
 
+/// attend_rows() over caches cut into blocks (the paged cache, chapter 12): position s of row b is
+/// slot s % block_size of block tables[b][s / block_size], each block block_size slots of C floats
+/// from keys[b] (and values[b]). Each score is its own dot product and each output adds the
+/// positions in order from 0, however they are cut into blocks, so a row gives the bits of the
+/// same positions held in one block (the call above is this one with tables {0}).
+/// Introduced in chapter 12.
+/// @param q (B, q_stride) rows whose first C floats are the queries
+/// @param q_stride floats from one query row to the next
+/// @param B how many rows
+/// @param keys B pointers: each row's block 0 of the keys (for the paged cache, the layer's pool)
+/// @param values B pointers, laid out as the keys
+/// @param tables B block tables: row b's blocks in position order, at least
+///        ceil(lengths[b] / block_size) ids
+/// @param block_size positions per block, >= 1
+/// @param lengths B counts: how many positions each row attends over
+/// @param C the width: n_head heads of C / n_head
+/// @param n_head the number of heads
+/// @param scores scratch of B x n_head x scores_stride floats
+/// @param scores_stride at least the longest length
+/// @param out (B, C) the result, overwritten
+void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* keys, const float* const* values,
+                 const int* const* tables, size_t block_size, const size_t* lengths, size_t C, int n_head,
+                 float* scores, size_t scores_stride, float* out);
+
 /// Causal attention of T new queries at positions L0..L0+T-1 over the cache's positions
 /// 0..L0+T-1, each query seeing only positions up to its own, as two GEMMs per head
 /// (scores = Q K^T, out = softmax(scores) V): prefill's attention. Introduced in chapter 07.

@@ -41,11 +41,36 @@ void reorder_rows(xt::xtensor<float, 3>& rows, const std::vector<int>& source);
 xt::xtensor<float, 1> cached_attention_step(xt::xtensor<float, 2>& keys, xt::xtensor<float, 2>& values,
                                             size_t position, const xt::xtensor<float, 1>& qkv, int n_head);
 
+/// The buffers of one decode call, sized once for its most tokens B (so `Gpt2::decode` allocates
+/// nothing): the activations, and where each token's keys and values go. Chapter 07's KvCache and
+/// chapter 12's PagedKvCache each own one. Introduced in chapter 07.
+struct DecodeScratch {
+    /// Size every buffer for up to B tokens of a model with this config, attending over up to
+    /// `positions` positions.
+    DecodeScratch(const ModelConfig& config, size_t B, size_t positions);
+    xt::xtensor<float, 2> x;       ///< (B, C) residual stream
+    xt::xtensor<float, 2> xn;      ///< (B, C) after LayerNorm
+    xt::xtensor<float, 2> qkv;     ///< (B, 3C)
+    xt::xtensor<float, 2> att;     ///< (B, C) attention output
+    xt::xtensor<float, 2> proj;    ///< (B, C) a projection's output
+    xt::xtensor<float, 2> hidden;  ///< (B, 4C) MLP hidden layer
+    xt::xtensor<float, 2> scores;  ///< (B x n_head, positions) attention scores, one row per head
+    std::vector<const float*> keys;    ///< (B) where each token's cache keys start (the layer's block 0)
+    std::vector<const float*> values;  ///< (B) where each token's cache values start
+    std::vector<const int*> tables;    ///< (B) each token's block table
+    std::vector<int> row_blocks;       ///< (B) a KvCache row's one block: its row number
+    std::vector<size_t> positions;     ///< (B) where each token goes in its sequence
+    std::vector<size_t> lengths;       ///< (B) how many positions each token attends over
+    xt::xtensor<float, 2> logits;      ///< (B, V)
+};
+
 /// The keys and values of every layer for `rows` sequences of up to `capacity` positions,
 /// allocated once (llama2.c's `key_cache`, with a batch dimension), plus the scratch buffers a
 /// decode step needs, so `Gpt2::decode` allocates nothing. Each row has its own length, and a row
 /// can be cut back to any shorter length (truncate: chapter 08 rolls back rejected drafts).
-/// The caller owns it. Introduced in chapter 07.
+/// The caller owns it. Each row is one block of `capacity` positions: chapter 12's PagedKvCache
+/// cuts the same layout into smaller blocks, and both are read by one decode body.
+/// Introduced in chapter 07.
 class KvCache {
 public:
     /// Allocate the cache for a model: n_layer x 2 x (rows, capacity, n_embd) floats, and the
@@ -89,25 +114,10 @@ private:
     friend class Gpt2;
     void set_length(size_t row, size_t length) { lengths_.at(row) = length; }
 
-    /// Buffers of one decode call, sized for its most tokens at once (B <= max_tokens_per_step).
-    struct Scratch {
-        xt::xtensor<float, 2> x;       // (B, C) residual stream
-        xt::xtensor<float, 2> xn;      // (B, C) after LayerNorm
-        xt::xtensor<float, 2> qkv;     // (B, 3C)
-        xt::xtensor<float, 2> att;     // (B, C) attention output
-        xt::xtensor<float, 2> proj;    // (B, C) a projection's output
-        xt::xtensor<float, 2> hidden;  // (B, 4C) MLP hidden layer
-        xt::xtensor<float, 2> scores;  // (B x n_head, capacity) attention scores, one row per head
-        std::vector<const float*> keys, values;  // (B) each token's row's cached keys and values
-        std::vector<size_t> positions;           // (B) where each token goes in its row
-        std::vector<size_t> lengths;             // (B) how many positions each token attends over
-        xt::xtensor<float, 2> logits;  // (B, V)
-    };
-
     size_t capacity_;
     std::vector<size_t> lengths_;
     std::vector<xt::xtensor<float, 3>> keys_, values_;  // per layer: (rows, capacity, C)
-    Scratch scratch_;
+    DecodeScratch scratch_;
 };
 
 }  // namespace decodebook

@@ -4,9 +4,11 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "common.hpp"
 
@@ -117,15 +119,16 @@ inline __attribute__((always_inline)) void heads_scores_lanes(const float* __res
     }
 }
 
-// out_h (D) = sum_s w[h * w_stride + s] v_s,h for heads [h0, h1), s in order from 0: four positions
-// per pass over out (in cache), so out is read and written once per four positions.
+// out_h (D) += sum_s w[h * w_stride + s] v_s,h for heads [h0, h1), s in order from 0: four
+// positions per pass over out (in cache), so out is read and written once per four positions.
+// It adds to out (the caller zeroes it), so positions cut into blocks add up as one run: each
+// out[d] still adds w_0 v_0[d], w_1 v_1[d], ... in order, the four-position step and the tail alike.
 template <size_t W_>
 inline __attribute__((always_inline)) void heads_weighted_sum_lanes(const float* __restrict w, size_t w_stride,
                                                                     const float* __restrict v, size_t length,
                                                                     size_t stride, size_t D, size_t h0, size_t h1,
                                                                     float* __restrict out) {
     using V = Vec<W_>;
-    std::fill(out + h0 * D, out + h1 * D, 0.0f);
     size_t s = 0;
     for (; s + 4 <= length; s += 4) {
         const float* v0 = v + s * stride;
@@ -218,7 +221,8 @@ void attend(const float* q, const float* keys, const float* values, size_t lengt
 // [/ch07:attend]
 
 void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* keys, const float* const* values,
-                 const size_t* lengths, size_t C, int n_head, float* scores, size_t scores_stride, float* out) {
+                 const int* const* tables, size_t block_size, const size_t* lengths, size_t C, int n_head,
+                 float* scores, size_t scores_stride, float* out) {
     // each row's cache read position by position (every head of a position at once). The scores
     // first: each row's positions in as many contiguous parts as there are threads, every part
     // whole cached rows (each score is its own dot product, so the split changes no bits). Then
@@ -226,30 +230,55 @@ void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* 
     // weighted sums over all positions (a sum over positions keeps one order on any number of
     // threads). Split by heads, two threads' scores each read half of every cached row, and the
     // two together read the keys no faster than one thread (docs/measurements.md).
+    // Either loop walks a part block by block: position s of row b is slot s % block_size of the
+    // block tables[b][s / block_size], C floats a slot, from keys[b] (values[b]).
     const size_t H = static_cast<size_t>(n_head), D = C / H;
     const float scale = 1.0f / std::sqrt(static_cast<float>(D));
     const int threads = g_threads;
     const size_t parts = static_cast<size_t>(threads), groups = std::min(H, parts);
     const long score_tasks = static_cast<long>(B * parts), sum_tasks = static_cast<long>(B * groups);
     const KernelTable& k = kernels();  // this processor's best target, or set_kernel_target's
+    // calls f(first position, positions, offset of the first one's slot in floats) for each block
+    // piece of positions [s0, s1) of row b
+    const auto by_block = [&](size_t b, size_t s0, size_t s1, const auto& f) {
+        for (size_t s = s0; s < s1;) {
+            const size_t block = s / block_size, end = std::min(s1, (block + 1) * block_size);
+            f(s, end - s, (static_cast<size_t>(tables[b][block]) * block_size + s % block_size) * C);
+            s = end;
+        }
+    };
 #pragma omp parallel num_threads(threads) if (threads > 1)
     {
 #pragma omp for schedule(static)
         for (long t = 0; t < score_tasks; ++t) {
             const size_t b = static_cast<size_t>(t) / parts, p = static_cast<size_t>(t) % parts;
-            const auto [s0, s1] = std::pair{lengths[b] * p / parts, lengths[b] * (p + 1) / parts};
-            k.heads_scores(q + b * q_stride, keys[b] + s0 * C, s1 - s0, C, D, 0, H, scale,
-                           scores + b * H * scores_stride + s0, scores_stride);
+            float* row_scores = scores + b * H * scores_stride;  // (H, scores_stride): row b's heads
+            by_block(b, lengths[b] * p / parts, lengths[b] * (p + 1) / parts, [&](size_t s, size_t n, size_t at) {
+                k.heads_scores(q + b * q_stride, keys[b] + at, n, C, D, 0, H, scale, row_scores + s, scores_stride);
+            });
         }
 #pragma omp for schedule(static)
         for (long t = 0; t < sum_tasks; ++t) {
             const size_t b = static_cast<size_t>(t) / groups, g = static_cast<size_t>(t) % groups;
             const auto [h0, h1] = std::pair{H * g / groups, H * (g + 1) / groups};
-            float* row_scores = scores + b * H * scores_stride;  // (H, scores_stride): row b's heads
+            float* row_scores = scores + b * H * scores_stride;
             for (size_t h = h0; h < h1; ++h) softmax_in_place(row_scores + h * scores_stride, lengths[b]);
-            k.heads_weighted_sum(row_scores, scores_stride, values[b], lengths[b], C, D, h0, h1, out + b * C);
+            std::fill(out + b * C + h0 * D, out + b * C + h1 * D, 0.0f);
+            by_block(b, 0, lengths[b], [&](size_t s, size_t n, size_t at) {
+                k.heads_weighted_sum(row_scores + s, scores_stride, values[b] + at, n, C, D, h0, h1, out + b * C);
+            });
         }
     }
+}
+
+void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* keys, const float* const* values,
+                 const size_t* lengths, size_t C, int n_head, float* scores, size_t scores_stride, float* out) {
+    // each row one block from its own pointer: block 0, as long as the longest row
+    static constexpr int kFirstBlock[] = {0};
+    thread_local std::vector<const int*> tables;  // grown once: no allocation per call after the first
+    tables.assign(B, kFirstBlock);
+    const size_t longest = B == 0 ? 1 : std::max<size_t>(1, *std::max_element(lengths, lengths + B));
+    attend_rows(q, q_stride, B, keys, values, tables.data(), longest, lengths, C, n_head, scores, scores_stride, out);
 }
 
 void attend_causal(const float* q, size_t q_stride, size_t T, const float* keys, const float* values, size_t L0,
