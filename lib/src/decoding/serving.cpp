@@ -48,8 +48,27 @@ size_t check_requests(const ModelConfig& mc, const std::vector<ServeRequest>& re
         throw Error("serve_requests got " + std::to_string(slots) + " slots, more than the " +
                         std::to_string(kMaxServeSlots) + " rows its cache may have",
                     "pass at most " + std::to_string(kMaxServeSlots) + " slots (the most requests running at once)");
-    if (requests.empty()) throw Error("serve_requests got no requests", "pass at least one request");
+    eos_ids = check_serve_requests(mc, requests);
     size_t longest = 0;
+    for (const ServeRequest& r : requests)
+        longest = std::max(longest, r.prompt.size() + static_cast<size_t>(r.config.max_new_tokens));
+    if (positions == 0) return std::min(longest, static_cast<size_t>(mc.n_positions));
+    for (size_t i = 0; i < requests.size(); ++i) {
+        const size_t need = requests[i].prompt.size() + static_cast<size_t>(requests[i].config.max_new_tokens);
+        if (need > positions)
+            throw Error("request " + std::to_string(i) + " needs " + std::to_string(need) +
+                            " positions (prompt + max_new_tokens), more than a row's " + std::to_string(positions),
+                        "give the cache at least " + std::to_string(need) +
+                            " positions per row (0: the longest request's), or lower its max_new_tokens");
+    }
+    return positions;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> check_serve_requests(const ModelConfig& mc, const std::vector<ServeRequest>& requests) {
+    if (requests.empty()) throw Error("serve_requests got no requests", "pass at least one request");
+    std::vector<std::vector<int>> eos_ids;
     for (size_t i = 0; i < requests.size(); ++i) {
         const ServeRequest& r = requests[i];
         if (!std::isfinite(r.arrival) || r.arrival < 0)
@@ -72,21 +91,9 @@ size_t check_requests(const ModelConfig& mc, const std::vector<ServeRequest>& re
                             std::to_string(i - 1) + " at " + number(requests[i - 1].arrival),
                         "list the requests in order of arrival (sort them by arrival time)");
         eos_ids.push_back(check_request(mc, r.prompt, r.config));
-        longest = std::max(longest, r.prompt.size() + static_cast<size_t>(r.config.max_new_tokens));
     }
-    if (positions == 0) return std::min(longest, static_cast<size_t>(mc.n_positions));
-    for (size_t i = 0; i < requests.size(); ++i) {
-        const size_t need = requests[i].prompt.size() + static_cast<size_t>(requests[i].config.max_new_tokens);
-        if (need > positions)
-            throw Error("request " + std::to_string(i) + " needs " + std::to_string(need) +
-                            " positions (prompt + max_new_tokens), more than a row's " + std::to_string(positions),
-                        "give the cache at least " + std::to_string(need) +
-                            " positions per row (0: the longest request's), or lower its max_new_tokens");
-    }
-    return positions;
+    return eos_ids;
 }
-
-}  // namespace
 
 const char* to_string(Scheduling scheduling) {
     return scheduling == Scheduling::Static ? "static" : "continuous";

@@ -84,6 +84,14 @@ inline constexpr size_t kMaxServeSlots = 4096;
 /// chapter 07.
 inline constexpr double kMaxServeArrival = 86'400'000.0;
 
+/// The checks every serving loop makes before any work (chapter 07's serve_requests and chapter
+/// 12's serve_paged): at least one request; arrivals finite, >= 0, at most kMaxServeArrival and
+/// in order; one token per request per step (no beams, no prompt lookup); each request as
+/// check_request checks it. Introduced in chapter 07.
+/// @return per request, the EOS ids check_request resolved
+/// @throws Error naming the request and the fix.
+std::vector<std::vector<int>> check_serve_requests(const ModelConfig& mc, const std::vector<ServeRequest>& requests);
+
 /// Serve `requests` (in order of arrival) on a cache of `slots` rows. Waiting requests queue in
 /// arrival order (first come, first served). Each step of the loop first admits requests into
 /// free slots, by `scheduling`: Static only when every slot is free (up to `slots` arrived

@@ -1,0 +1,175 @@
+// Chapter 12: serving on the paged cache (decoding/paged_serving.hpp). Each request's tokens
+// against the same request served alone, with prefix caching on and off, preempted or not; the
+// prefill tokens a shared prefix saves, counted by hand; a hot cache's run against the cold one;
+// the refusals.
+#include <catch2/catch.hpp>
+
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "decodebook/base/error.hpp"
+#include "decodebook/decoding/paged_serving.hpp"
+#include "golden.hpp"
+
+using namespace decodebook;
+using golden::model;
+using golden::tokenizer;
+
+namespace {
+
+// One unit of time per model call (as tests/test_serving.cpp's).
+struct FakeClock {
+    double t = 0;
+    ServeClock clock() {
+        return {[this] { return t += 1; }, [this](double until) { t = until; }};
+    }
+};
+
+// Six sampled requests that share a preamble of several blocks, arriving one unit apart.
+std::vector<ServeRequest> shared_prompt_requests() {
+    GenerationConfig config;
+    config.do_sample = true;
+    config.temperature = 0.9f;
+    config.top_k = 40;
+    const std::string preamble = "Q: What is the meaning of a fortune cookie that says nothing at all? A: ";
+    const std::vector<std::string> endings{"It", "Nothing", "The", "You", "Silence is", "A"};
+    std::vector<ServeRequest> requests;
+    for (size_t i = 0; i < endings.size(); ++i) {
+        ServeRequest r;
+        r.prompt = tokenizer().encode(preamble + endings[i]);
+        r.config = config;
+        r.config.max_new_tokens = 6 + static_cast<int>(i % 3) * 4;
+        r.seed = 40 + i;
+        r.arrival = static_cast<double>(i);
+        requests.push_back(r);
+    }
+    return requests;
+}
+
+// Each request served alone, on a pool that never runs out, with nothing cached.
+std::vector<Generation> served_alone(const std::vector<ServeRequest>& requests) {
+    std::vector<Generation> alone;
+    for (ServeRequest r : requests) {
+        r.arrival = 0;
+        FakeClock fake;
+        PagedServeOptions o;
+        o.prefix_caching = false;
+        alone.push_back(serve_paged(model(), &tokenizer(), {r}, o, fake.clock()).at(0).generation);
+    }
+    return alone;
+}
+
+}  // namespace
+
+TEST_CASE("each request served on the paged cache gets its tokens alone: cached prefix or not and preempted or not", "[paged-serve]") {
+    const std::vector<ServeRequest> requests = shared_prompt_requests();
+    const std::vector<Generation> alone = served_alone(requests);
+    struct Run {
+        const char* name;
+        PagedServeOptions options;
+    };
+    std::vector<Run> runs;
+    for (const bool caching : {true, false})
+        for (const int bs : {16, 3}) runs.push_back({"roomy pool", {4, 64 * 16 / bs, bs, caching}});
+    runs.push_back({"one at a time", {1, 64, 16, true}});
+    // 12 blocks of 4: three running requests outgrow it, so the latest is preempted and recomputed
+    runs.push_back({"small pool", {3, 12, 4, true}});
+    runs.push_back({"small pool without caching", {3, 12, 4, false}});
+    for (const Run& run : runs) {
+        FakeClock fake;
+        PagedServeStats stats;
+        const std::vector<ServedRequest> served = serve_paged(model(), &tokenizer(), requests, run.options,
+                                                              fake.clock(), &stats);
+        REQUIRE(served.size() == requests.size());
+        INFO(run.name << ", caching " << run.options.prefix_caching << ", block size " << run.options.block_size);
+        for (size_t i = 0; i < requests.size(); ++i) {
+            INFO("request " << i);
+            CHECK(served[i].generation.ids == alone[i].ids);
+            CHECK(served[i].generation.text == alone[i].text);
+            CHECK(served[i].generation.finish_reason == alone[i].finish_reason);
+            CHECK(served[i].arrival <= served[i].admitted);
+            CHECK(served[i].admitted < served[i].first_token);
+            CHECK(served[i].first_token <= served[i].finished);
+        }
+        if (run.options.prefix_caching) {
+            CHECK(stats.computed_tokens < stats.prompt_tokens);  // the preamble's blocks were hit
+            CHECK(stats.cache.hits == stats.prompt_tokens - stats.computed_tokens);
+        } else {
+            CHECK(stats.computed_tokens == stats.prompt_tokens);
+        }
+        if (run.options.num_blocks == 12) CHECK(stats.preemptions > 0);
+        else CHECK(stats.preemptions == 0);
+        CHECK(stats.peak_blocks <= run.options.num_blocks);
+    }
+}
+
+TEST_CASE("a shared prefix saves its full blocks' prefill and no more", "[paged-serve]") {
+    // A is 40 tokens; B shares A's first 32 (two blocks of 16) and differs after. A computes 40 and
+    // caches its two full blocks (the partial third never is); B hits both and computes 8.
+    std::vector<int> a(40), b;
+    std::iota(a.begin(), a.end(), 1);
+    b.assign(a.begin(), a.begin() + 32);
+    for (int t = 100; t < 108; ++t) b.push_back(t);
+    GenerationConfig greedy;
+    greedy.max_new_tokens = 2;
+    const std::vector<ServeRequest> requests = {{a, greedy, 0, 0}, {b, greedy, 0, 0}};
+    FakeClock fake;
+    PagedServeStats stats;
+    serve_paged(model(), nullptr, requests, PagedServeOptions{}, fake.clock(), &stats);
+    CHECK(stats.prompt_tokens == 80);
+    CHECK(stats.computed_tokens == 48);
+    CHECK(stats.cache.requests == 2);
+    CHECK(stats.cache.queries == 80);
+    CHECK(stats.cache.hits == 32);
+    CHECK(stats.steps.prefills == 2);
+    CHECK(stats.peak_blocks == 4);  // A's three, and B's own third beside the two it shares
+}
+
+TEST_CASE("a hot prefix cache gives the cold run's tokens on the invariant kernels", "[paged-serve]") {
+    // the same requests twice, the second time after the first have finished: each prompt's full
+    // blocks are all cached then (the pool never had to evict), and the tokens do not change
+    const std::vector<ServeRequest> cold = shared_prompt_requests();
+    std::vector<ServeRequest> requests = cold;
+    long more_hits = 0;  // what the second copies hit: every whole block before each prompt's last token
+    for (const ServeRequest& r : cold) {
+        ServeRequest again = r;
+        again.arrival = 1000 + r.arrival;
+        requests.push_back(again);
+        more_hits += static_cast<long>((r.prompt.size() - 1) / 16 * 16);
+    }
+    FakeClock cold_clock, hot_clock;
+    PagedServeStats cold_stats, stats;
+    serve_paged(model(), &tokenizer(), cold, PagedServeOptions{}, cold_clock.clock(), &cold_stats);
+    const std::vector<ServedRequest> served =
+        serve_paged(model(), &tokenizer(), requests, PagedServeOptions{}, hot_clock.clock(), &stats);
+    const size_t n = cold.size();
+    for (size_t i = 0; i < n; ++i) {
+        INFO("request " << i);
+        CHECK(served[n + i].generation.ids == served[i].generation.ids);
+        CHECK(served[n + i].generation.text == served[i].generation.text);
+    }
+    CHECK(more_hits > 0);
+    CHECK(stats.cache.hits == cold_stats.cache.hits + more_hits);
+}
+
+TEST_CASE("serve_paged refuses what it cannot serve with a fix", "[paged-serve][errors]") {
+    const std::vector<ServeRequest> requests = shared_prompt_requests();
+    FakeClock fake;
+    const ServeClock clock = fake.clock();
+    PagedServeOptions o;
+    o.max_running = 0;
+    CHECK_THROWS_WITH(serve_paged(model(), nullptr, requests, o, clock), Catch::Contains("max_running 0"));
+    o = {};
+    o.num_blocks = 0;
+    CHECK_THROWS_WITH(serve_paged(model(), nullptr, requests, o, clock), Catch::Contains("at least one block"));
+    o = {};
+    o.num_blocks = 1;  // 16 positions: request 0 is the first that does not fit
+    const size_t need = requests[0].prompt.size() + static_cast<size_t>(requests[0].config.max_new_tokens);
+    CHECK_THROWS_WITH(serve_paged(model(), nullptr, requests, o, clock),
+                      Catch::Contains("request 0 needs " + std::to_string(need)) &&
+                          Catch::Contains("at least " + std::to_string((need + 15) / 16) + " blocks"));
+    CHECK_THROWS_WITH(serve_paged(model(), nullptr, {}, PagedServeOptions{}, clock), Catch::Contains("no requests"));
+    CHECK_THROWS_WITH(serve_paged(model(), nullptr, requests, PagedServeOptions{}, ServeClock{}),
+                      Catch::Contains("without now"));
+}
