@@ -12,6 +12,8 @@
 #include <catch2/catch.hpp>
 
 #include <initializer_list>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "decodebook/base/error.hpp"
@@ -704,6 +706,45 @@ TEST_CASE("append past the pool is refused and changes nothing", "[blocks]") {
     CHECK(pool.append(0, Tokens{7}) == Tokens{0, 1});
     CHECK(pool.block(1).hash);
     free_all(pool, {0});
+}
+
+// n samples of one prompt: the fork shares the full blocks and gives the child its own copy of
+// the partial one (the caller copies its keys and values), so no block is written by two holders.
+TEST_CASE("a fork shares the full blocks and copies the partial one", "[blocks]") {
+    BlockPool pool(8, 4);
+    pool.allocate(0, range(0, 10));  // blocks 0, 1 full (cached), 2 holds 2 tokens
+    CHECK(pool.fork(0, 1) == std::optional<std::pair<int, int>>{{2, 3}});
+    require_books(pool);
+    CHECK(pool.block_table(1) == Tokens{0, 1, 3});
+    CHECK(pool.block(0).ref_count == 2);
+    CHECK(pool.block(1).ref_count == 2);
+    CHECK(pool.block(2).ref_count == 1);
+    CHECK(pool.block(3).ref_count == 1);
+    CHECK(pool.block_hashes(1) == pool.block_hashes(0));
+    CHECK(pool.num_free_blocks() == 4);
+    // each appends its own token into its own partial block, which each fills and caches alone
+    pool.append(0, Tokens{10, 11});
+    pool.append(1, Tokens{20, 21});
+    require_books(pool);
+    CHECK(pool.block(2).hash);
+    CHECK(pool.block(3).hash);
+    CHECK(*pool.block(2).hash != *pool.block(3).hash);
+    // a parent whose blocks are all full shares them all
+    CHECK(pool.fork(0, 2) == std::nullopt);
+    CHECK(pool.block_table(2) == Tokens{0, 1, 2});
+    CHECK(pool.block(0).ref_count == 3);
+    require_books(pool);
+    CHECK_THROWS_WITH(pool.fork(0, 1), Catch::Contains("request 1 holds blocks already"));
+    CHECK_THROWS_WITH(pool.fork(5, 6), Catch::Contains("request 5 holds no blocks"));
+    free_all(pool, {0, 1, 2});
+    // no free block for the copy: refused, nothing changed
+    BlockPool full(3, 4);
+    full.allocate(0, range(0, 6));
+    full.allocate(1, range(50, 52));
+    CHECK_THROWS_WITH(full.fork(0, 2), Catch::Contains("needs 1 free blocks and the pool has 0"));
+    CHECK_FALSE(full.holds(2));
+    CHECK(full.block(0).ref_count == 1);
+    free_all(full, {0, 1});
 }
 
 // Every refusal names the problem and the fix.

@@ -153,6 +153,71 @@ TEST_CASE("a hot prefix cache gives the cold run's tokens on the invariant kerne
     CHECK(stats.cache.hits == cold_stats.cache.hits + more_hits);
 }
 
+TEST_CASE("n = 4 at T 1 prefills once and each sample is the single run with its own seed", "[paged-serve]") {
+    // vLLM gives child k the seed + k (vllm/v1/engine/parallel_sampling.py); copying one seeded
+    // request made n identical children there once (vLLM PR 10980): ours differ
+    GenerationConfig t1;
+    t1.do_sample = true;
+    t1.temperature = 1.0f;
+    t1.max_new_tokens = 12;
+    for (const char* text : {"Q: What did the fortune cookie say?", "You will"}) {
+        ServeRequest r{tokenizer().encode(text), t1, 7, 0, 4};
+        for (const int bs : {16, static_cast<int>(r.prompt.size())}) {  // a partial last block, then none
+            INFO("prompt '" << text << "' block size " << bs);
+            FakeClock fake;
+            PagedServeStats stats;
+            PagedServeOptions o;
+            o.block_size = bs;
+            o.num_blocks = 64 * 16 / bs;
+            const std::vector<ServedRequest> served = serve_paged(model(), &tokenizer(), {r}, o, fake.clock(), &stats);
+            REQUIRE(served.size() == 4);
+            CHECK(stats.steps.prefills == 1);
+            CHECK(stats.computed_tokens == static_cast<long>(r.prompt.size()));
+            for (int k = 0; k < 4; ++k) {
+                INFO("sample " << k);
+                CHECK(served[static_cast<size_t>(k)].request == 0);
+                CHECK(served[static_cast<size_t>(k)].sample == k);
+                ServeRequest single = r;
+                single.n = 1;
+                single.seed = r.seed + static_cast<uint64_t>(k);
+                FakeClock alone_clock;
+                const ServedRequest alone = serve_paged(model(), &tokenizer(), {single}, o, alone_clock.clock()).at(0);
+                CHECK(served[static_cast<size_t>(k)].generation.ids == alone.generation.ids);
+                CHECK(served[static_cast<size_t>(k)].first_token == served[0].first_token);
+                for (int j = 0; j < k; ++j)
+                    CHECK(served[static_cast<size_t>(k)].generation.text != served[static_cast<size_t>(j)].generation.text);
+            }
+        }
+    }
+}
+
+TEST_CASE("samples of several requests share a small pool through preemption and keep their tokens", "[paged-serve]") {
+    std::vector<ServeRequest> requests = shared_prompt_requests();
+    for (ServeRequest& r : requests) r.n = 2;
+    // alone: each sample as a request of its own, with its seed
+    std::vector<ServeRequest> singles;
+    for (const ServeRequest& r : requests)
+        for (int k = 0; k < r.n; ++k) {
+            ServeRequest single = r;
+            single.n = 1;
+            single.seed = r.seed + static_cast<uint64_t>(k);
+            singles.push_back(single);
+        }
+    const std::vector<Generation> alone = served_alone(singles);
+    FakeClock fake;
+    PagedServeStats stats;
+    const std::vector<ServedRequest> served =
+        serve_paged(model(), &tokenizer(), requests, {4, 14, 4, true}, fake.clock(), &stats);
+    REQUIRE(served.size() == alone.size());
+    for (size_t s = 0; s < served.size(); ++s) {
+        INFO("sample " << s);
+        CHECK(served[s].request == s / 2);
+        CHECK(served[s].generation.ids == alone[s].ids);
+    }
+    CHECK(stats.preemptions > 0);
+    CHECK(stats.steps.prefills < static_cast<int>(served.size()) + stats.preemptions);  // a prefill serves two
+}
+
 TEST_CASE("serve_paged refuses what it cannot serve with a fix", "[paged-serve][errors]") {
     const std::vector<ServeRequest> requests = shared_prompt_requests();
     FakeClock fake;
@@ -169,6 +234,17 @@ TEST_CASE("serve_paged refuses what it cannot serve with a fix", "[paged-serve][
     CHECK_THROWS_WITH(serve_paged(model(), nullptr, requests, o, clock),
                       Catch::Contains("request 0 needs " + std::to_string(need)) &&
                           Catch::Contains("at least " + std::to_string((need + 15) / 16) + " blocks"));
+    o = {};
+    o.max_running = 2;
+    std::vector<ServeRequest> many = requests;
+    many[1].n = 3;
+    CHECK_THROWS_WITH(serve_paged(model(), nullptr, many, o, clock),
+                      Catch::Contains("request 1 asks for 3 samples") && Catch::Contains("raise max_running to at least 3"));
+    many[1].n = 0;
+    CHECK_THROWS_WITH(serve_paged(model(), nullptr, many, PagedServeOptions{}, clock), Catch::Contains("asks for n 0"));
+    many[1].n = 2;
+    CHECK_THROWS_WITH(serve_requests(model(), nullptr, many, 2, Scheduling::Continuous, clock),
+                      Catch::Contains("asks for n 2") && Catch::Contains("serve_paged"));
     CHECK_THROWS_WITH(serve_paged(model(), nullptr, {}, PagedServeOptions{}, clock), Catch::Contains("no requests"));
     CHECK_THROWS_WITH(serve_paged(model(), nullptr, requests, PagedServeOptions{}, ServeClock{}),
                       Catch::Contains("without now"));

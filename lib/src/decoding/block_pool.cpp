@@ -317,6 +317,25 @@ const std::vector<int>& BlockPool::append(int request, std::span<const int> toke
     return h.table;
 }
 
+std::optional<std::pair<int, int>> BlockPool::fork(int parent, int child) {
+    const Held& p = held(parent, "fork");
+    if (holds(child))
+        throw Error("BlockPool::fork: request " + std::to_string(child) + " holds blocks already",
+                    "fork into a request id the pool does not hold");
+    const bool partial = p.tokens.size() % static_cast<size_t>(block_size_) != 0;
+    if (partial) check_free_blocks(1, "fork", child);
+    Held c = p;  // its tokens, table and hashes
+    const size_t shared = c.table.size() - (partial ? 1 : 0);
+    for (size_t k = 0; k < shared; ++k) blocks_[static_cast<size_t>(c.table[k])].ref_count += 1;
+    std::optional<std::pair<int, int>> copy;
+    if (partial) {
+        copy = std::pair{c.table.back(), take_block()};
+        c.table.back() = copy->second;
+    }
+    held_[child] = std::move(c);
+    return copy;
+}
+
 // Tail first: the request's last block, whose hash covers the most tokens and is the least likely
 // to be shared, is the first of its blocks to be evicted.
 void BlockPool::free(int request) {

@@ -42,22 +42,35 @@ size_t check_paged(const ModelConfig& mc, const std::vector<ServeRequest>& reque
                         "give the pool at least " +
                             std::to_string((need + static_cast<size_t>(o.block_size) - 1) / static_cast<size_t>(o.block_size)) +
                             " blocks, or lower the request's max_new_tokens");
+        const size_t n = static_cast<size_t>(requests[i].n), bs = static_cast<size_t>(o.block_size);
+        if (n > o.max_running)
+            throw Error("request " + std::to_string(i) + " asks for " + std::to_string(n) +
+                            " samples, and they start together, but only " + std::to_string(o.max_running) + " run at once",
+                        "raise max_running to at least " + std::to_string(n) + ", or ask for fewer samples");
+        // its samples start on the prompt's blocks, each beyond the first with its own partial block
+        const size_t start = (requests[i].prompt.size() + bs - 1) / bs + (requests[i].prompt.size() % bs ? n - 1 : 0);
+        if (start > static_cast<size_t>(o.num_blocks))
+            throw Error("request " + std::to_string(i) + "'s " + std::to_string(n) + " samples start on " +
+                            std::to_string(start) + " blocks, more than the pool's " + std::to_string(o.num_blocks),
+                        "give the pool at least " + std::to_string(start) + " blocks, or ask for fewer samples");
         longest = std::max(longest, need);
     }
     return longest;
 }
 
-// What the loop keeps: the pool's books and numbers, the running requests in order of admission,
-// every request's generation so far and its own sampler, and the clock's last reading.
+// What the loop keeps: the pool's books and numbers, the running sequences in order of admission,
+// every sequence's generation so far and its own sampler, and the clock's last reading. A request
+// of n samples is n sequences, numbered from first[request]; the pool names a sequence by its number.
 struct PagedServer {
     PagedServer(const Gpt2& model, const Tokenizer* tokenizer, const std::vector<ServeRequest>& requests,
                 const PagedServeOptions& options, const ServeClock& clock, PagedServeStats& stats);
-    std::vector<int> tokens_of(size_t i) const;  // what request i needs in the cache: prompt + output
-    bool can_admit(size_t i) const;
-    void admit(size_t i);                        // allocate, prefill what is not cached, pick a token
-    void preempt(size_t i);                      // give i's blocks back; i waits at the queue's head
+    const std::vector<int>& prompt(size_t s) const { return requests[request_of[s]].prompt; }
+    std::vector<int> tokens_of(size_t s) const;  // what sequence s needs in the cache: prompt + output
+    bool can_admit(size_t s) const;
+    void admit(size_t s);                        // allocate, prefill what is not cached, fork, pick
+    void preempt(size_t s);                      // give s's blocks back; s waits at the queue's head
     void decode_running();                       // a block for each last token, then one decode call
-    bool take(size_t i, double ms);              // i picks from `logits`; true when it finished
+    bool take(size_t s, double ms);              // s picks from `logits`; true when it finished
     void count_blocks();
 
     const Gpt2& model;
@@ -67,14 +80,16 @@ struct PagedServer {
     const ServeClock& clock;
     PagedServeStats& stats;
     std::vector<std::vector<int>> eos_ids;                 // per request, as check_request resolved them
-    size_t longest;                                        // the most positions a request needs
+    size_t longest;                                        // the most positions a sequence needs
+    std::vector<size_t> first;                             // per request: its first sequence
+    std::vector<size_t> request_of;                        // per sequence: its request
     BlockPool pool;                                        // the books: tables, counts, cached prefixes
     PagedKvCache cache;                                    // the numbers: every layer's blocks
-    std::vector<size_t> running;                           // in order of admission
+    std::vector<size_t> running;                           // sequences, in order of admission
     std::deque<size_t> waiting;                            // arrived or preempted, not running
-    std::vector<std::unique_ptr<GenerationState>> states;  // made at a request's first admission
-    std::vector<Sampler> samplers;                         // each request's own coins
-    std::vector<ServedRequest> out;                        // what happened to each request
+    std::vector<std::unique_ptr<GenerationState>> states;  // per sequence, made at its first admission
+    std::vector<Sampler> samplers;                         // per sequence: its own coins
+    std::vector<ServedRequest> out;                        // per sequence: what happened to it
     xt::xtensor<float, 1> logits;                          // (V) what the next pick reads
     double t = 0;                                          // the serving clock's last reading
 };
@@ -84,89 +99,112 @@ PagedServer::PagedServer(const Gpt2& m, const Tokenizer* tok, const std::vector<
     : model(m), tokenizer(tok), requests(r), options(o), clock(c), stats(st),
       longest(check_paged(m.config(), r, o, eos_ids)),
       pool(o.num_blocks, o.block_size, BlockPoolOptions{o.prefix_caching, o.free_order}),
-      // a decode call takes every running request; an invariant prefill goes 64 tokens at a time
+      // a decode call takes every running sequence; an invariant prefill goes 64 tokens at a time
       cache(m.config(), static_cast<size_t>(o.num_blocks), static_cast<size_t>(o.block_size),
             std::min(std::max<size_t>(o.max_running, 64),
                      static_cast<size_t>(o.num_blocks) * static_cast<size_t>(o.block_size)),
-            longest),
-      states(r.size()), out(r.size()) {
-    for (const ServeRequest& q : requests) samplers.push_back(make_sampler(q.config, q.seed));
+            longest) {
+    for (size_t i = 0; i < requests.size(); ++i) {
+        first.push_back(request_of.size());
+        for (int k = 0; k < requests[i].n; ++k) {
+            request_of.push_back(i);
+            samplers.push_back(make_sampler(requests[i].config, requests[i].seed + static_cast<uint64_t>(k)));
+            out.emplace_back();
+            out.back().request = i;
+            out.back().sample = k;
+        }
+    }
+    states.resize(request_of.size());
     stats = PagedServeStats{};
 }
 
-std::vector<int> PagedServer::tokens_of(size_t i) const {
-    std::vector<int> tokens = requests[i].prompt;
-    if (states[i]) tokens.insert(tokens.end(), states[i]->out.ids.begin(), states[i]->out.ids.end());
+std::vector<int> PagedServer::tokens_of(size_t s) const {
+    std::vector<int> tokens = prompt(s);
+    if (states[s]) tokens.insert(tokens.end(), states[s]->out.ids.begin(), states[s]->out.ids.end());
     return tokens;
 }
 
-bool PagedServer::can_admit(size_t i) const {
-    return running.size() < options.max_running && pool.can_allocate(tokens_of(i));
+bool PagedServer::can_admit(size_t s) const {
+    if (states[s]) return running.size() < options.max_running && pool.can_allocate(tokens_of(s));  // resumed
+    // a new request: all n samples at once, each beyond the first with a copy of the partial block
+    const size_t n = static_cast<size_t>(requests[request_of[s]].n);
+    const bool partial = prompt(s).size() % static_cast<size_t>(options.block_size) != 0;
+    return running.size() + n <= options.max_running &&
+           pool.blocks_to_allocate(prompt(s)) + (partial ? static_cast<int>(n) - 1 : 0) <= pool.num_free_blocks();
 }
 
 void PagedServer::count_blocks() {
     stats.peak_blocks = std::max(stats.peak_blocks, pool.num_blocks() - pool.num_free_blocks());
 }
 
-bool PagedServer::take(size_t i, double ms) {
-    const int token = samplers[i](logits, states[i]->context());
-    if (!append_token(*states[i], token, logits, ms)) return false;
-    out[i].finished = t;
-    out[i].generation = std::move(states[i]->out);
-    pool.free(static_cast<int>(i));  // its cached blocks stay cached, waiting in the free queue
+bool PagedServer::take(size_t s, double ms) {
+    const int token = samplers[s](logits, states[s]->context());
+    if (!append_token(*states[s], token, logits, ms)) return false;
+    out[s].finished = t;
+    out[s].generation = std::move(states[s]->out);
+    pool.free(static_cast<int>(s));  // its cached blocks stay cached, waiting in the free queue
     return true;
 }
 
-void PagedServer::admit(size_t i) {
-    const bool resumed = states[i] != nullptr;  // preempted before: its prompt and output are recomputed
-    if (!resumed) {
-        out[i].arrival = requests[i].arrival;
-        out[i].admitted = t;
-        states[i] = std::make_unique<GenerationState>(model.config(), tokenizer, requests[i].prompt,
-                                                      requests[i].config, eos_ids[i]);
+void PagedServer::admit(size_t s) {
+    const bool resumed = states[s] != nullptr;  // preempted before: its prompt and output are recomputed
+    const size_t n = resumed ? 1 : static_cast<size_t>(requests[request_of[s]].n);
+    for (size_t c = s; c < s + n; ++c) {  // a new request's samples start together
+        if (resumed) break;
+        out[c].arrival = requests[request_of[c]].arrival;
+        out[c].admitted = t;
+        states[c] = std::make_unique<GenerationState>(model.config(), tokenizer, prompt(c),
+                                                      requests[request_of[c]].config, eos_ids[request_of[c]]);
     }
-    const std::vector<int> tokens = tokens_of(i);
-    const Admission a = pool.allocate(static_cast<int>(i), tokens);  // the cached prefix, then new blocks
-    count_blocks();
-    const size_t cached = static_cast<size_t>(a.cached_tokens);  // at least the last token is computed
+    const std::vector<int> tokens = tokens_of(s);
+    const Admission a = pool.allocate(static_cast<int>(s), tokens);  // the cached prefix, then new blocks
+    const size_t cached = static_cast<size_t>(a.cached_tokens);     // at least the last token is computed
     const std::vector<int> rest(tokens.begin() + static_cast<long>(cached), tokens.end());
     const double t0 = t;
-    logits = model.prefill(rest, cache, pool.block_table(static_cast<int>(i)), cached, options.kernels);
+    logits = model.prefill(rest, cache, pool.block_table(static_cast<int>(s)), cached, options.kernels);
+    // the other samples share the prompt's full blocks and copy its partial one: one prefill for n
+    for (size_t c = s + 1; c < s + n; ++c) {
+        if (const auto copy = pool.fork(static_cast<int>(s), static_cast<int>(c)))
+            cache.copy_block(copy->first, copy->second, tokens.size() % static_cast<size_t>(options.block_size));
+    }
+    count_blocks();
     t = clock.now();
     stats.steps.prefills += 1;
     stats.prompt_tokens += static_cast<long>(tokens.size());
     stats.computed_tokens += static_cast<long>(rest.size());
-    if (!resumed) out[i].first_token = t;
-    if (!take(i, t - t0)) running.push_back(i);
+    for (size_t c = s; c < s + n; ++c) {
+        if (!resumed) out[c].first_token = t;
+        if (!take(c, t - t0)) running.push_back(c);  // each sample draws its own token from the same logits
+    }
 }
 
-void PagedServer::preempt(size_t i) {
-    pool.free(static_cast<int>(i));  // its keys and values are forgotten; cached blocks may still be hit
-    running.erase(std::find(running.begin(), running.end(), i));
-    waiting.push_front(i);
+void PagedServer::preempt(size_t s) {
+    pool.free(static_cast<int>(s));  // its keys and values are forgotten; cached blocks may still be hit
+    running.erase(std::find(running.begin(), running.end(), s));
+    waiting.push_front(s);
     stats.preemptions += 1;
 }
 
 void PagedServer::decode_running() {
-    // each running request's last token gets its position in the pool; with no free block, the
-    // latest admitted request is preempted (perhaps this one: then it and those after it wait)
+    // each running sequence's last token gets its position in the pool; with no free block, the
+    // latest admitted sequence is preempted (perhaps this one: then it and those after it wait)
     for (size_t k = 0; k < running.size(); ++k) {
-        const size_t i = running[k];
-        while (!pool.can_append(static_cast<int>(i), 1) && running.back() != i) preempt(running.back());
-        if (!pool.can_append(static_cast<int>(i), 1)) {
-            preempt(i);  // the last of the list: nothing after it runs this step
+        const size_t s = running[k];
+        while (!pool.can_append(static_cast<int>(s), 1) && running.back() != s) preempt(running.back());
+        if (!pool.can_append(static_cast<int>(s), 1)) {
+            preempt(s);  // the last of the list: nothing after it runs this step
             break;
         }
-        const int last = states[i]->out.ids.back();
-        pool.append(static_cast<int>(i), std::span<const int>(&last, 1));
+        const int last = states[s]->out.ids.back();
+        pool.append(static_cast<int>(s), std::span<const int>(&last, 1));
     }
     count_blocks();
     if (running.empty()) return;
-    std::vector<int> tokens;       // (B) each running request's last token
+    std::vector<int> tokens;       // (B) each running sequence's last token
     std::vector<PagedSlot> slots;  // (B) its block table and that token's position
-    for (size_t i : running) {
-        tokens.push_back(states[i]->out.ids.back());
-        slots.push_back({pool.block_table(static_cast<int>(i)), requests[i].prompt.size() + states[i]->out.ids.size() - 1});
+    for (size_t s : running) {
+        tokens.push_back(states[s]->out.ids.back());
+        slots.push_back({pool.block_table(static_cast<int>(s)), prompt(s).size() + states[s]->out.ids.size() - 1});
     }
     const double t0 = t;
     model.decode(tokens, slots, cache, options.kernels);
@@ -194,7 +232,7 @@ std::vector<ServedRequest> serve_paged(const Gpt2& model, const Tokenizer* token
     PagedServer server(model, tokenizer, requests, options, clock, stats ? *stats : local);  // checks the requests
     size_t next = 0;  // the first request that has not arrived yet
     while (next < requests.size() || !server.waiting.empty() || !server.running.empty()) {
-        while (next < requests.size() && requests[next].arrival <= server.t) server.waiting.push_back(next++);
+        while (next < requests.size() && requests[next].arrival <= server.t) server.waiting.push_back(server.first[next++]);
         if (server.running.empty() && server.waiting.empty()) {
             server.clock.wait_until(requests[next].arrival);
             server.stats.steps.idle += requests[next].arrival - server.t;

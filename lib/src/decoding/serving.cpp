@@ -49,6 +49,11 @@ size_t check_requests(const ModelConfig& mc, const std::vector<ServeRequest>& re
                         std::to_string(kMaxServeSlots) + " rows its cache may have",
                     "pass at most " + std::to_string(kMaxServeSlots) + " slots (the most requests running at once)");
     eos_ids = check_serve_requests(mc, requests);
+    for (size_t i = 0; i < requests.size(); ++i)
+        if (requests[i].n != 1)
+            throw Error("request " + std::to_string(i) + " asks for n " + std::to_string(requests[i].n) +
+                            " samples, and serve_requests serves one per request",
+                        "serve it with serve_paged (chapter 12), which forks the samples from one prefill, or set n 1");
     size_t longest = 0;
     for (const ServeRequest& r : requests)
         longest = std::max(longest, r.prompt.size() + static_cast<size_t>(r.config.max_new_tokens));
@@ -86,6 +91,9 @@ std::vector<std::vector<int>> check_serve_requests(const ModelConfig& mc, const 
                             ", and serve_requests decodes one token per request per step",
                         "serve it with num_beams 1 and prompt_lookup_num_tokens 0, or run it alone (beam_search_cached, "
                         "generate_speculative)");
+        if (r.n < 1 || static_cast<size_t>(r.n) > kMaxServeSlots)
+            throw Error("request " + std::to_string(i) + " asks for n " + std::to_string(r.n) + " samples",
+                        "ask for 1 to " + std::to_string(kMaxServeSlots) + " samples of a prompt");
         if (i > 0 && r.arrival < requests[i - 1].arrival)
             throw Error("request " + std::to_string(i) + " arrives at " + number(r.arrival) + ", before request " +
                             std::to_string(i - 1) + " at " + number(requests[i - 1].arrival),
@@ -172,6 +180,7 @@ void Server::take(size_t i, double ms) {
 // [ch07:serve-step]
 void Server::admit(size_t i, size_t slot) {
     in_slot[slot] = i;
+    out[i].request = i;
     out[i].slot = slot;
     out[i].arrival = requests[i].arrival;
     out[i].admitted = t;

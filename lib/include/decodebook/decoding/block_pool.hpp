@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace decodebook {
@@ -175,6 +176,14 @@ public:
     /// from the queue's head as needed, and every block they fill is cached. Returns its table.
     /// @throws Error if the pool does not hold `request`, for no tokens, or too few free blocks
     const std::vector<int>& append(int request, std::span<const int> tokens);
+    /// Start `child` as a copy of `parent` (n samples of one prompt, vLLM v0's fork): the child
+    /// holds the parent's tokens and full blocks (each count + 1), and a block of its own in place
+    /// of the parent's partial last block, if there is one, whose keys and values the caller copies
+    /// (copy-on-write: a block is written by one holder only, so the partial one is copied before
+    /// either writes into it). Returns {the parent's partial block, the child's copy}, or nothing
+    /// when every block of the parent is full.
+    /// @throws Error if the pool does not hold `parent`, holds `child` already, or no block is free for the copy
+    std::optional<std::pair<int, int>> fork(int parent, int child);
     /// Release `request`'s blocks in reverse table order; each whose count reaches 0 joins the
     /// free queue by the pool's FreeOrder. Cached blocks stay cached until taken.
     /// @throws Error if the pool does not hold `request`

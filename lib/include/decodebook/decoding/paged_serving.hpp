@@ -45,16 +45,20 @@ struct PagedServeStats {
     int peak_blocks = 0;       ///< the most blocks held by running requests at once
 };
 
-/// Serve `requests` (in order of arrival) on a pool of `options.num_blocks` blocks. Each step of
-/// the loop first admits waiting requests, first come first served, while fewer than
-/// max_running run and the pool has the blocks a request's tokens need beyond its cached prefix
-/// (the first that does not fit stops admission, as vLLM's scheduler does); an admitted request
-/// prefills what the cache lacks and picks its next token. Then every running request, in order of
-/// admission, gets a block for its last token if that token starts one, preempting the latest
-/// admitted request while none is free, and one decode call takes every running request's last
-/// token. A finished request frees its blocks (cached ones stay cached until taken). Returns one
-/// ServedRequest per request, in the same order; its `slot` is 0 (there are no rows), `admitted`
-/// its first admission. Introduced in chapter 12.
+/// Serve `requests` (in order of arrival) on a pool of `options.num_blocks` blocks. A request of
+/// n samples runs as n sequences. Each step of the loop first admits waiting requests, first
+/// come first served, while max_running leaves room for all their samples and the pool has the
+/// blocks their tokens need beyond the cached prefix (the first that does not fit stops
+/// admission, as vLLM's scheduler does); an admitted request prefills what the cache lacks, once
+/// for its n samples, which then share the prompt's full blocks, each beyond the first with a copy
+/// of the partial last block (BlockPool::fork), and each picks its token from those logits with
+/// its own sampler (seed + k). Then every running sequence, in order of admission, gets a block
+/// for its last token if that token starts one, preempting the latest admitted sequence while none
+/// is free (it is readmitted alone, and recomputes its prompt and output), and one decode call
+/// takes every running sequence's last token. A finished sequence frees its blocks (cached ones
+/// stay cached until taken). Returns one ServedRequest per sample, request by request and sample
+/// by sample; its `slot` is 0 (there are no rows), `admitted` its first admission.
+/// Introduced in chapter 12.
 /// @param model the model (its shape sizes the pool)
 /// @param tokenizer the token bytes for each generation's text; null: no text
 /// @param requests what to serve, in order of arrival
@@ -62,8 +66,9 @@ struct PagedServeStats {
 /// @param clock the serving clock, read after every model call (a fake one in tests)
 /// @param stats if not null, the run's counts
 /// @throws Error naming the fix: max_running 0 or above kMaxServeSlots, a pool of no blocks, a
-/// request whose prompt + max_new_tokens does not fit the whole pool, or what check_serve_requests
-/// refuses.
+/// request whose prompt + max_new_tokens does not fit the whole pool, whose n samples cannot start
+/// together (more than max_running, or their first blocks more than the pool), or what
+/// check_serve_requests refuses.
 std::vector<ServedRequest> serve_paged(const Gpt2& model, const Tokenizer* tokenizer,
                                        const std::vector<ServeRequest>& requests, const PagedServeOptions& options,
                                        const ServeClock& clock, PagedServeStats* stats = nullptr);

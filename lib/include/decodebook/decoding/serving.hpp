@@ -36,11 +36,17 @@ struct ServeRequest {
     GenerationConfig config;  ///< its own knobs (length, stopping, sampling)
     uint64_t seed = 0;        ///< its sampler's seed (make_sampler(config, seed)), as vLLM's per-request seed
     double arrival = 0;       ///< when it arrives, on the serving clock (0 = when serving starts)
+    /// Samples of this prompt (vLLM's SamplingParams.n; chapter 12's serve_paged): sample k draws
+    /// from make_sampler(config, seed + k), as vLLM gives child k the seed + k. serve_requests
+    /// serves 1 only.
+    int n = 1;
 };
 
 /// What happened to one request, on the serving clock. Introduced in chapter 07.
 struct ServedRequest {
     Generation generation;   ///< ids, text (with a tokenizer) and finish reason: as generate_cached alone
+    size_t request = 0;      ///< which request it serves (its index in the list)
+    int sample = 0;          ///< which of the request's n samples (0 with n = 1)
     size_t slot = 0;         ///< the cache row it ran in
     double arrival = 0;      ///< when it arrived
     double admitted = 0;     ///< when it got its slot and its prefill started (it queued from arrival to here)
@@ -86,8 +92,8 @@ inline constexpr double kMaxServeArrival = 86'400'000.0;
 
 /// The checks every serving loop makes before any work (chapter 07's serve_requests and chapter
 /// 12's serve_paged): at least one request; arrivals finite, >= 0, at most kMaxServeArrival and
-/// in order; one token per request per step (no beams, no prompt lookup); each request as
-/// check_request checks it. Introduced in chapter 07.
+/// in order; one token per request per step (no beams, no prompt lookup); n from 1 to
+/// kMaxServeSlots; each request as check_request checks it. Introduced in chapter 07.
 /// @return per request, the EOS ids check_request resolved
 /// @throws Error naming the request and the fix.
 std::vector<std::vector<int>> check_serve_requests(const ModelConfig& mc, const std::vector<ServeRequest>& requests);
@@ -109,7 +115,7 @@ std::vector<std::vector<int>> check_serve_requests(const ModelConfig& mc, const 
 /// @param positions positions per cache row; 0: enough for the longest request (prompt + max_new_tokens)
 /// @param stats if not null, the run's counts
 /// @throws Error naming the fix: slots 0 or more than kMaxServeSlots, no requests, arrivals out
-/// of order, negative, not finite or after kMaxServeArrival, a request that asks for another loop
+/// of order, negative, not finite or after kMaxServeArrival, n other than 1, a request that asks for another loop
 /// than one token per step (num_beams > 1, prompt lookup: decode_loop), a request that does not
 /// fit a row of `positions`, or a bad request (check_request).
 std::vector<ServedRequest> serve_requests(const Gpt2& model, const Tokenizer* tokenizer,
