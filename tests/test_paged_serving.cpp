@@ -4,6 +4,7 @@
 // the refusals.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -73,6 +74,14 @@ TEST_CASE("each request served on the paged cache gets its tokens alone: cached 
     for (const bool caching : {true, false})
         for (const int bs : {16, 3}) runs.push_back({"roomy pool", {4, 64 * 16 / bs, bs, caching}});
     runs.push_back({"one at a time", {1, 64, 16, true}});
+    for (const size_t budget : {size_t{4}, size_t{16}, size_t{64}}) {  // chunked prefill: one call a step
+        PagedServeOptions o{4, 64, 16, true};
+        o.token_budget = budget;
+        runs.push_back({"chunked", o});
+    }
+    PagedServeOptions chunked_small{3, 12, 4, true};
+    chunked_small.token_budget = 5;
+    runs.push_back({"small pool chunked", chunked_small});
     // 12 blocks of 4: three running requests outgrow it, so the latest is preempted and recomputed
     runs.push_back({"small pool", {3, 12, 4, true}});
     runs.push_back({"small pool without caching", {3, 12, 4, false}});
@@ -82,7 +91,8 @@ TEST_CASE("each request served on the paged cache gets its tokens alone: cached 
         const std::vector<ServedRequest> served = serve_paged(model(), &tokenizer(), requests, run.options,
                                                               fake.clock(), &stats);
         REQUIRE(served.size() == requests.size());
-        INFO(run.name << ", caching " << run.options.prefix_caching << ", block size " << run.options.block_size);
+        INFO(run.name << ", caching " << run.options.prefix_caching << ", block size " << run.options.block_size
+                      << ", budget " << run.options.token_budget);
         for (size_t i = 0; i < requests.size(); ++i) {
             INFO("request " << i);
             CHECK(served[i].generation.ids == alone[i].ids);
@@ -91,10 +101,17 @@ TEST_CASE("each request served on the paged cache gets its tokens alone: cached 
             CHECK(served[i].arrival <= served[i].admitted);
             CHECK(served[i].admitted < served[i].first_token);
             CHECK(served[i].first_token <= served[i].finished);
+            CHECK(served[i].token_times.size() == served[i].generation.ids.size());
+            CHECK(std::is_sorted(served[i].token_times.begin(), served[i].token_times.end()));
         }
         if (run.options.prefix_caching) {
             CHECK(stats.computed_tokens < stats.prompt_tokens);  // the preamble's blocks were hit
-            CHECK(stats.cache.hits == stats.prompt_tokens - stats.computed_tokens);
+            // every token an admission needed was hit or computed, save the rest of a prompt
+            // preempted part way through its chunks (it is needed again when readmitted)
+            if (run.options.token_budget == 0 || stats.preemptions == 0)
+                CHECK(stats.cache.hits == stats.prompt_tokens - stats.computed_tokens);
+            else
+                CHECK(stats.cache.hits <= stats.prompt_tokens - stats.computed_tokens);
         } else {
             CHECK(stats.computed_tokens == stats.prompt_tokens);
         }
@@ -204,18 +221,71 @@ TEST_CASE("samples of several requests share a small pool through preemption and
             singles.push_back(single);
         }
     const std::vector<Generation> alone = served_alone(singles);
-    FakeClock fake;
-    PagedServeStats stats;
-    const std::vector<ServedRequest> served =
-        serve_paged(model(), &tokenizer(), requests, {4, 14, 4, true}, fake.clock(), &stats);
-    REQUIRE(served.size() == alone.size());
-    for (size_t s = 0; s < served.size(); ++s) {
-        INFO("sample " << s);
-        CHECK(served[s].request == s / 2);
-        CHECK(served[s].generation.ids == alone[s].ids);
+    for (const size_t budget : {size_t{0}, size_t{6}}) {  // whole prompts, then chunks of a 6-token step
+        FakeClock fake;
+        PagedServeStats stats;
+        PagedServeOptions o{4, 14, 4, true};
+        o.token_budget = budget;
+        const std::vector<ServedRequest> served = serve_paged(model(), &tokenizer(), requests, o, fake.clock(), &stats);
+        REQUIRE(served.size() == alone.size());
+        for (size_t s = 0; s < served.size(); ++s) {
+            INFO("budget " << budget << " sample " << s);
+            CHECK(served[s].request == s / 2);
+            CHECK(served[s].generation.ids == alone[s].ids);
+        }
+        CHECK(stats.preemptions > 0);
+        if (budget == 0) CHECK(stats.steps.prefills < static_cast<int>(served.size()) + stats.preemptions);  // one for two
     }
-    CHECK(stats.preemptions > 0);
-    CHECK(stats.steps.prefills < static_cast<int>(served.size()) + stats.preemptions);  // a prefill serves two
+}
+
+TEST_CASE("chunked prefill trades the long prompt's first token for the running requests' worst gap", "[paged-serve]") {
+    // a cost model for the fake clock: a model call costs 4 units plus 1 per token it computes
+    struct CostClock {
+        double t = 0;
+        size_t pending = 0;
+        ServeClock clock() {
+            return {[this] { return t += 4 + static_cast<double>(std::exchange(pending, 0)); },
+                    [this](double until) { t = until; }, [this](size_t tokens) { pending += tokens; }};
+        }
+    };
+    GenerationConfig short_config;
+    short_config.max_new_tokens = 40;
+    GenerationConfig long_config;
+    long_config.max_new_tokens = 4;
+    std::vector<int> long_prompt;
+    for (int i = 0; i < 150; ++i) long_prompt.push_back((i * 37 + 11) % 2000);
+    std::vector<ServeRequest> requests;
+    for (const char* text : {"You will", "Life is", "The best"})
+        requests.push_back({tokenizer().encode(text), short_config, 0, 0});
+    requests.push_back({long_prompt, long_config, 0, 30});
+    struct Outcome {
+        double worst_gap = 0;  // the short requests' longest wait between two tokens
+        double long_ttft = 0;  // the long request's time to first token
+        std::vector<std::vector<int>> ids;
+    };
+    const auto serve = [&](size_t budget) {
+        CostClock cost;
+        PagedServeOptions o;
+        o.max_running = 4;
+        o.token_budget = budget;
+        const std::vector<ServedRequest> served = serve_paged(model(), nullptr, requests, o, cost.clock());
+        Outcome out;
+        for (size_t i = 0; i < 3; ++i)
+            for (size_t k = 1; k < served[i].token_times.size(); ++k)
+                out.worst_gap = std::max(out.worst_gap, served[i].token_times[k] - served[i].token_times[k - 1]);
+        out.long_ttft = served[3].ttft();
+        for (const ServedRequest& r : served) out.ids.push_back(r.generation.ids);
+        return out;
+    };
+    const Outcome whole = serve(0), chunked = serve(16);
+    INFO("worst gap " << whole.worst_gap << " -> " << chunked.worst_gap << ", long TTFT " << whole.long_ttft << " -> "
+                      << chunked.long_ttft);
+    // whole: the 150-token prefill (154 units) stalls every running request once; chunked: a step
+    // is at most 4 + 16 units
+    CHECK(whole.worst_gap >= 154);
+    CHECK(chunked.worst_gap <= 20);
+    CHECK(chunked.long_ttft > whole.long_ttft);
+    CHECK(chunked.ids == whole.ids);
 }
 
 TEST_CASE("serve_paged refuses what it cannot serve with a fix", "[paged-serve][errors]") {
@@ -245,6 +315,10 @@ TEST_CASE("serve_paged refuses what it cannot serve with a fix", "[paged-serve][
     many[1].n = 2;
     CHECK_THROWS_WITH(serve_requests(model(), nullptr, many, 2, Scheduling::Continuous, clock),
                       Catch::Contains("asks for n 2") && Catch::Contains("serve_paged"));
+    o = {};
+    o.token_budget = 7;
+    CHECK_THROWS_WITH(serve_paged(model(), nullptr, requests, o, clock),
+                      Catch::Contains("token budget of 7 for 8 running") && Catch::Contains("max_num_batched_tokens"));
     CHECK_THROWS_WITH(serve_paged(model(), nullptr, {}, PagedServeOptions{}, clock), Catch::Contains("no requests"));
     CHECK_THROWS_WITH(serve_paged(model(), nullptr, requests, PagedServeOptions{}, ServeClock{}),
                       Catch::Contains("without now"));

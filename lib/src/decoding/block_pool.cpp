@@ -206,12 +206,19 @@ int BlockPool::blocks_taken(size_t num_tokens, const std::vector<int>& hits) con
     return blocks_for(num_tokens) - static_cast<int>(hits.size()) + static_cast<int>(waiting);
 }
 
-int BlockPool::blocks_to_allocate(std::span<const int> tokens, bool read_cache) const {
-    return blocks_taken(tokens.size(), read_cache ? computed_blocks(tokens) : std::vector<int>{});
+// The tokens an admission holds: all, or the hits and at most `chunk` more (chunked prefill).
+size_t BlockPool::tokens_held(size_t num_tokens, const std::vector<int>& hits, size_t chunk) const {
+    if (chunk == 0) return num_tokens;
+    return std::min(num_tokens, hits.size() * static_cast<size_t>(block_size_) + chunk);
 }
 
-bool BlockPool::can_allocate(std::span<const int> tokens, bool read_cache) const {
-    return blocks_to_allocate(tokens, read_cache) <= num_free_blocks();
+int BlockPool::blocks_to_allocate(std::span<const int> tokens, bool read_cache, size_t chunk) const {
+    const std::vector<int> hits = read_cache ? computed_blocks(tokens) : std::vector<int>{};
+    return blocks_taken(tokens_held(tokens.size(), hits, chunk), hits);
+}
+
+bool BlockPool::can_allocate(std::span<const int> tokens, bool read_cache, size_t chunk) const {
+    return blocks_to_allocate(tokens, read_cache, chunk) <= num_free_blocks();
 }
 
 void BlockPool::check_free_blocks(int needed, const char* operation, int request) const {
@@ -271,7 +278,7 @@ void BlockPool::cache_full_blocks(Held& h) {
     }
 }
 
-Admission BlockPool::allocate(int request, std::span<const int> tokens, bool read_cache) {
+Admission BlockPool::allocate(int request, std::span<const int> tokens, bool read_cache, size_t chunk) {
     if (tokens.empty())
         throw Error("BlockPool::allocate: request " + std::to_string(request) + " has no tokens",
                     "admit a request with a prompt of at least one token");
@@ -279,13 +286,14 @@ Admission BlockPool::allocate(int request, std::span<const int> tokens, bool rea
         throw Error("BlockPool::allocate: request " + std::to_string(request) + " holds blocks already",
                     "admit each request once; add a running request's tokens with append");
     const std::vector<int> hits = read_cache ? computed_blocks(tokens) : std::vector<int>{};
-    check_free_blocks(blocks_taken(tokens.size(), hits), "allocate", request);
+    const size_t hold = tokens_held(tokens.size(), hits, chunk);  // the rest come by append
+    check_free_blocks(blocks_taken(hold, hits), "allocate", request);
 
     touch(hits);  // before taking new blocks, so the hits cannot be taken
     Held& h = held_[request];
     h.table = hits;
-    while (static_cast<int>(h.table.size()) < blocks_for(tokens.size())) h.table.push_back(take_block());
-    h.tokens.assign(tokens.begin(), tokens.end());
+    while (static_cast<int>(h.table.size()) < blocks_for(hold)) h.table.push_back(take_block());
+    h.tokens.assign(tokens.begin(), tokens.begin() + static_cast<long>(hold));
     cache_full_blocks(h);
 
     const int cached_tokens = static_cast<int>(hits.size()) * block_size_;

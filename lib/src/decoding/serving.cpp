@@ -171,6 +171,7 @@ void Server::wait_for(double arrival) {
 
 void Server::take(size_t i, double ms) {
     const int token = samplers[i](logits, states[i]->context());
+    out[i].token_times.push_back(t);
     if (!append_token(*states[i], token, logits, ms)) return;
     out[i].finished = t;
     out[i].generation = std::move(states[i]->out);
@@ -189,6 +190,7 @@ void Server::admit(size_t i, size_t slot) {
     cache.clear(slot);  // the row may hold a finished request's positions: start it at length 0
     const double t0 = t;
     logits = model.prefill(requests[i].prompt, cache, slot);
+    if (clock.computed) clock.computed(requests[i].prompt.size());
     t = clock.now();
     stats.prefills += 1;
     out[i].first_token = t;
@@ -206,6 +208,7 @@ void Server::decode_busy_rows() {
     if (rows.empty()) return;  // every admitted request ended at its first token
     const double t0 = t;
     model.decode(tokens, rows, cache, BatchKernels::Invariant);  // a row's bits as if alone
+    if (clock.computed) clock.computed(rows.size());
     t = clock.now();
     stats.decode_steps += 1;
     stats.decoded_tokens += static_cast<long>(rows.size());

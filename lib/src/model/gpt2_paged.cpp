@@ -38,7 +38,7 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, PagedKvCache& c
 }
 
 void Gpt2::decode(const std::vector<int>& tokens, const std::vector<PagedSlot>& slots, PagedKvCache& cache,
-                  BatchKernels kernels) const {
+                  BatchKernels kernels, size_t logits_from) const {
     const size_t B = tokens.size();
     if (B == 0 || B != slots.size() || B > cache.max_tokens_per_step()) {
         throw Error("decode got " + std::to_string(B) + " tokens for " + std::to_string(slots.size()) +
@@ -54,7 +54,7 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<PagedSlot>& 
         s.tables[i] = slots[i].blocks.data();
     }
     decode_blocks(tokens.data(), B, s.tables.data(), s.positions.data(),
-                  {cache.keys_, cache.values_, cache.block_size()}, s, kernels, 0);
+                  {cache.keys_, cache.values_, cache.block_size()}, s, kernels, logits_from);
 }
 
 }  // namespace decodebook

@@ -158,17 +158,21 @@ public:
     /// token is always computed. Empty with caching off. Changes nothing.
     std::vector<int> computed_blocks(std::span<const int> tokens) const;
     /// How many blocks allocate(tokens) would take from the free queue: the new blocks, plus each
-    /// hit that is waiting there (count 0). `read_cache` false: no hits.
-    int blocks_to_allocate(std::span<const int> tokens, bool read_cache = true) const;
-    /// Whether the free queue holds blocks_to_allocate(tokens, read_cache) blocks.
-    bool can_allocate(std::span<const int> tokens, bool read_cache = true) const;
+    /// hit that is waiting there (count 0). `read_cache` false: no hits; `chunk` as allocate's.
+    int blocks_to_allocate(std::span<const int> tokens, bool read_cache = true, size_t chunk = 0) const;
+    /// Whether the free queue holds blocks_to_allocate(tokens, read_cache, chunk) blocks.
+    bool can_allocate(std::span<const int> tokens, bool read_cache = true, size_t chunk = 0) const;
     /// Admit `request` with its prompt `tokens`: touch the hits (count + 1, out of the free queue
     /// if they waited there), then take the new blocks from the queue's head (evicting what they
     /// cached), then cache every block the prompt fills. `read_cache` false skips the lookup (as
     /// vLLM does for a request that wants prompt logprobs): its blocks are still cached, as
-    /// duplicates of equal ones. Counted in stats() when it looked the cache up.
+    /// duplicates of equal ones. Counted in stats() when it looked the cache up (all of `tokens`).
+    /// `chunk` > 0 (chunked prefill): the lookup reads all of `tokens`, but the request holds
+    /// only the hits and at most `chunk` tokens after them, and caches only the blocks those
+    /// fill; the rest of `tokens` come by append, chunk by chunk, as they are computed. A block is
+    /// cached when its tokens are given, so give them in the step that computes them.
     /// @throws Error for an empty prompt, a request the pool holds already, or too few free blocks
-    Admission allocate(int request, std::span<const int> tokens, bool read_cache = true);
+    Admission allocate(int request, std::span<const int> tokens, bool read_cache = true, size_t chunk = 0);
     /// Whether append(request, num_tokens tokens) would find the blocks it needs.
     /// @throws Error if the pool does not hold `request`
     bool can_append(int request, int num_tokens) const;
@@ -221,6 +225,7 @@ private:
     Held& held(int request, const char* operation);
     const Held& held(int request, const char* operation) const;
     int blocks_for(size_t num_tokens) const;
+    size_t tokens_held(size_t num_tokens, const std::vector<int>& hits, size_t chunk) const;
     int blocks_taken(size_t num_tokens, const std::vector<int>& hits) const;
     std::optional<int> find_cached(BlockHash hash, BlockHash parent, std::span<const int> tokens) const;
     void touch(const std::vector<int>& hits);

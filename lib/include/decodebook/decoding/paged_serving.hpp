@@ -33,31 +33,39 @@ struct PagedServeOptions {
     bool prefix_caching = true;                      ///< reuse cached blocks (vLLM's enable_prefix_caching)
     FreeOrder free_order = FreeOrder::Lru;           ///< where freed blocks join the free queue
     BatchKernels kernels = BatchKernels::Invariant;  ///< prefill's and decode's products
+    /// Tokens one step may compute (vLLM's max_num_batched_tokens with chunked prefill): every
+    /// decode takes one, then prompts take chunks of what is left. At least max_running; 0: no
+    /// budget, each prompt is prefilled whole in the step that admits it.
+    size_t token_budget = 0;
 };
 
 /// Counts of one serve_paged run. Introduced in chapter 12.
 struct PagedServeStats {
-    ServeStats steps;          ///< prefills (admissions, resumptions included), decode steps, decoded tokens, idle time
+    ServeStats steps;          ///< prefill calls (one per chunk), decode steps, decoded tokens, idle time
     long prompt_tokens = 0;    ///< tokens admissions needed in the cache: prompts, and a resumed request's prompt and output
-    long computed_tokens = 0;  ///< of those, tokens prefilled; the rest came from cached blocks
+    long computed_tokens = 0;  ///< of those, tokens prefilled; the rest came from cached blocks (or, for a prompt
+                               ///< preempted part way through its chunks, were never computed)
     PrefixCacheStats cache;    ///< the pool's prefix-cache counters
     int preemptions = 0;       ///< times a running request gave its blocks back
     int peak_blocks = 0;       ///< the most blocks held by running requests at once
 };
 
 /// Serve `requests` (in order of arrival) on a pool of `options.num_blocks` blocks. A request of
-/// n samples runs as n sequences. Each step of the loop first admits waiting requests, first
-/// come first served, while max_running leaves room for all their samples and the pool has the
-/// blocks their tokens need beyond the cached prefix (the first that does not fit stops
-/// admission, as vLLM's scheduler does); an admitted request prefills what the cache lacks, once
-/// for its n samples, which then share the prompt's full blocks, each beyond the first with a copy
-/// of the partial last block (BlockPool::fork), and each picks its token from those logits with
-/// its own sampler (seed + k). Then every running sequence, in order of admission, gets a block
-/// for its last token if that token starts one, preempting the latest admitted sequence while none
-/// is free (it is readmitted alone, and recomputes its prompt and output), and one decode call
-/// takes every running sequence's last token. A finished sequence frees its blocks (cached ones
-/// stay cached until taken). Returns one ServedRequest per sample, request by request and sample
-/// by sample; its `slot` is 0 (there are no rows), `admitted` its first admission.
+/// n samples runs as n sequences. Each step first gives every running sequence that decodes one
+/// token of the step's budget, then running prefills their next chunks, in order of admission
+/// (Sarathi-Serve's decode-first batching); a sequence whose tokens need a block when none is
+/// free preempts the last of the running list (itself, if it is the last), which gives its
+/// blocks back and waits at the head of the queue, to recompute its prompt and output when
+/// readmitted. If nothing was preempted, waiting requests are admitted first come first served
+/// while the budget lasts, max_running leaves room for all their samples and the pool has the
+/// blocks their first chunk needs beyond the cached prefix (the first that does not fit stops
+/// admission, as vLLM's scheduler does). Then the model runs: each chunk one prefill call, all
+/// decodes one call. A prefill that reaches its last token gives the logits its samples pick from:
+/// the other samples then fork from the first (BlockPool::fork: the prompt's full blocks shared,
+/// the partial one copied), and each picks with its own sampler (seed + k). A finished sequence
+/// frees its blocks (cached ones stay cached until taken). Returns one ServedRequest per sample,
+/// request by request and sample by sample; its `slot` is 0 (there are no rows), `admitted` its
+/// first admission. The pool's books are checked at the end, every block free.
 /// Introduced in chapter 12.
 /// @param model the model (its shape sizes the pool)
 /// @param tokenizer the token bytes for each generation's text; null: no text
@@ -65,7 +73,8 @@ struct PagedServeStats {
 /// @param options the pool and the scheduler's knobs
 /// @param clock the serving clock, read after every model call (a fake one in tests)
 /// @param stats if not null, the run's counts
-/// @throws Error naming the fix: max_running 0 or above kMaxServeSlots, a pool of no blocks, a
+/// @throws Error naming the fix: max_running 0 or above kMaxServeSlots, a token budget below
+/// max_running, a pool of no blocks, a
 /// request whose prompt + max_new_tokens does not fit the whole pool, whose n samples cannot start
 /// together (more than max_running, or their first blocks more than the pool), or what
 /// check_serve_requests refuses.

@@ -52,6 +52,7 @@ struct ServedRequest {
     double admitted = 0;     ///< when it got its slot and its prefill started (it queued from arrival to here)
     double first_token = 0;  ///< when its first token was made (the end of its prefill)
     double finished = 0;     ///< when its last token was made
+    std::vector<double> token_times;  ///< when each token was made: the gaps are its inter-token latencies
 
     /// Time to first token: queueing and prefill, from arrival to the first token.
     double ttft() const { return first_token - arrival; }
@@ -68,6 +69,10 @@ struct ServedRequest {
 struct ServeClock {
     std::function<double()> now;                 ///< the time now
     std::function<void(double)> wait_until;      ///< return at (or after) this time: nothing to do before it
+    /// Told how many tokens each model call computed, just before `now` is read after it; may be
+    /// empty. A fake clock can charge by them (chapter 12's cost model: a call costs a fixed
+    /// part plus a part per token, which is what makes chunked prefill a trade).
+    std::function<void(size_t)> computed = {};
 };
 
 /// Milliseconds of std::chrono::steady_clock since this call; wait_until sleeps. Introduced in chapter 07.

@@ -150,13 +150,17 @@ public:
     /// decode() on a paged cache (chapter 12): `tokens[b]` goes at `slots[b].position` of the
     /// sequence whose block table is `slots[b].blocks`, and attends over its positions
     /// 0..position (tokens of one sequence in one call: at successive positions, in order).
-    /// Logits land in `cache.logits()` row b. Allocates nothing. Invariant: the bits of decode()
-    /// on a KvCache holding the same positions, at any block size and any thread count.
+    /// Every token's keys and values are written before any token attends, so the tokens may come
+    /// in any order: a step of a serving loop can mix decodes and chunks of prompts in one call
+    /// (vLLM's flat batch). The lm_head runs on tokens logits_from..B - 1 only (a prompt chunk's
+    /// tokens need no logits, save the last of a finished prompt): their logits land in
+    /// `cache.logits()` rows 0, 1, .... Allocates nothing. Invariant: the bits of decode() on a
+    /// KvCache holding the same positions, at any block size and any thread count.
     /// Introduced in chapter 12.
     /// @throws Error when sizes differ, there are more tokens than max_tokens_per_step, a table is
     /// too short or names a block outside the pool, or a token is outside the vocabulary.
     void decode(const std::vector<int>& tokens, const std::vector<PagedSlot>& slots, PagedKvCache& cache,
-                BatchKernels kernels = BatchKernels::Fast) const;
+                BatchKernels kernels = BatchKernels::Fast, size_t logits_from = 0) const;
     /// Bytes of the weights one decode step reads: every matrix and vector except the position
     /// table, of which one row is read; a matrix held in f16 counts 2 bytes per weight.
     /// Introduced in chapter 07.
