@@ -120,15 +120,20 @@ Costs predicted_against_measured(const Speculation& s, CsvRows& csv) {
                     best.k, best.measured, 1.0 / best.measured);
         std::printf("  What a round cost at k = %d: %d draft step%s (%d x c = %.2f target steps) and one call verifying "
                     "%d draft%s (%.2f target steps, where Leviathan's formula counts 1): %.2f target steps for the %.2f "
-                    "tokens it yielded, %.2f a token, where the target alone takes 1 step a token.\n",
+                    "tokens it yielded, %.2f a token, where the target alone took %.2f a token (its own loop's work "
+                    "included).\n",
                     best.k, best.k, best.k == 1 ? "" : "s", best.k, best.k * costs.c, best.k, best.k == 1 ? "" : "s",
-                    verify, round, best.tokens, round / best.tokens);
+                    verify, round, best.tokens, round / best.tokens,
+                    plain.ms / static_cast<double>(plain.g.ids.size()) / costs.target_ms);
         std::sort(rest.begin(), rest.end());
         std::printf("  And the loop's own work: a round also took %.3f ms (median over k) beyond its draft steps and its "
                     "verification call as timed alone above, %.2f target steps that no formula counts: the verdict, "
                     "appending the kept tokens, cutting both caches back, and whatever the two models' calls cost "
-                    "more inside the loop than alone.\n",
-                    rest[rest.size() / 2], rest[rest.size() / 2] / costs.target_ms);
+                    "more inside the loop than alone%s.\n",
+                    rest[rest.size() / 2], rest[rest.size() / 2] / costs.target_ms,
+                    rest[rest.size() / 2] < 0 ? " (below zero: the calls ran faster inside the loop than timed alone, "
+                                                "which a busy machine's timings can do)"
+                                              : "");
         if (name == "greedy") greedy_costs = costs;
     }
     const std::vector<double>& v = greedy_costs.verify;
