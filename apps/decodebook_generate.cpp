@@ -157,12 +157,15 @@ void run_speculative(const Session& session, const Drafter& drafter, const Gener
     if (display.show_steps) print_steps(std::cout, g.steps, session.tokenizer, {});
     report_sequence(session, report, ids, prompt, g.ids, g.text, g.finish_reason, records, completion);
     std::cout.flush();
+    // acceptance is chapter 08's alpha (kept over looked at); kept over drafted is named as such
     std::fprintf(stderr,
                  "[%zu tokens in %.2f s: %.1f tokens/s, finish_reason %s; speculative (%s): %d of %d drafts kept "
-                 "(acceptance %.0f %%), %.2f tokens per target forward over %d rounds]\n",
+                 "(%.0f %% of those drafted); acceptance alpha %.2f: %d kept of the %d the target looked at (a round "
+                 "stops at its first rejection); %.2f tokens per target forward over %d rounds]\n",
                  g.ids.size(), seconds, static_cast<double>(g.ids.size()) / seconds, to_string(g.finish_reason).c_str(),
                  config.prompt_lookup_num_tokens > 0 ? "prompt lookup" : "draft model", st.accepted, st.drafted,
-                 100.0 * st.acceptance(), st.rounds ? static_cast<double>(st.emitted) / st.rounds : 0.0, st.rounds);
+                 100.0 * st.acceptance(), st.alpha(), st.accepted, st.accepted + st.rejected,
+                 st.rounds ? static_cast<double>(st.emitted) / st.rounds : 0.0, st.rounds);
 }
 
 // The general loop on the cache: streamed, then tokens/s and the finish reason.

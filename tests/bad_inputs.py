@@ -466,6 +466,21 @@ CASES.append(Case("42 decodebook-generate refuses mirostat with a draft model be
                   "decodebook-generate", ["--assistant-model", DRAFT, "--order", "llama.cpp", "--mirostat", "2"], 2,
                   r"^error: mirostat = 2 with speculative decoding is not offered: verifying k drafts at once",
                   fix=r"^  fix: drop --assistant-model, or --mirostat$"))
+# issue 41 item 2: chapter 08 needs its draft model (none printed a blank line and exited 1), and
+# mirostat with a drafter is refused for the drafter under any order: told to add --order
+# llama.cpp, the reader was then refused for the drafter
+CASES.append(Case("41 chapter-08 refuses --assistant-model none before any output", 41, "chapter-08",
+                  ["--assistant-model", "none"], 2, r"^error: chapter-08 needs a draft model, and --assistant-model is none$",
+                  fix=r"^  fix: drop --assistant-model \(the embedded draft model, .*fortunes-draft\), or pass "
+                      r"--assistant-model a draft model's folder; decodebook-generate decodes without one$"))
+CASES.append(Case("41 decodebook-generate refuses mirostat with a draft model under --order hf for the draft model", 41,
+                  "decodebook-generate", ["--assistant-model", DRAFT, "--mirostat", "2"], 2,
+                  r"^error: mirostat = 2 with speculative decoding is not offered: verifying k drafts at once",
+                  fix=r"^  fix: drop --assistant-model, or --mirostat$"))
+CASES.append(Case("41 decodebook-generate refuses mirostat with prompt lookup under --order hf for prompt lookup", 41,
+                  "decodebook-generate", ["--prompt-lookup-num-tokens", "3", "--mirostat", "2"], 2,
+                  r"^error: mirostat = 2 with speculative decoding \(prompt_lookup_num_tokens 3\) is not offered",
+                  fix=r"^  fix: drop --prompt-lookup-num-tokens, or --mirostat$"))
 # issue 41 item 1: a flag that steers none of a chapter's parts is refused before any output,
 # naming the flag and the program that takes it (a knob) or what the chapter prints instead
 for program, args in [("chapter-08", ["--verify-rule", "sample_and_compare"]),

@@ -312,6 +312,23 @@ TEST_CASE("mirostat is refused with what its chain would ignore and with beams o
                Catch::Contains("mirostat = 2 with speculative decoding is not offered"));
 }
 
+TEST_CASE("mirostat with beams or prompt lookup under another order is refused for the loop and not sent to --order", "[chain10][mirostat][errors]") {
+    GenerationConfig base;  // --order hf: mirostat alone would be told to add --order llama.cpp
+    base.do_sample = true;
+    base.mirostat = 2;
+    CHECK_THAT(error_of([&] { validate(base); }), Catch::Contains("add --order llama.cpp"));
+    GenerationConfig lookup = base;  // no order fixes these: the loop's refusal comes first
+    lookup.prompt_lookup_num_tokens = 3;
+    const std::string looked = error_of([&] { validate(lookup); });
+    CHECK_THAT(looked, Catch::Contains("mirostat = 2 with speculative decoding"));
+    CHECK_THAT(looked, !Catch::Contains("--order"));
+    GenerationConfig beams = base;
+    beams.num_beams = 2;
+    const std::string beamed = error_of([&] { validate(beams); });
+    CHECK_THAT(beamed, Catch::Contains("mirostat = 2 with beam search"));
+    CHECK_THAT(beamed, !Catch::Contains("--order"));
+}
+
 TEST_CASE("a chapter-10 knob under an order whose engine lacks it is refused naming the orders that have it", "[chain10][errors]") {
     struct Case {
         std::function<void(GenerationConfig&)> set;

@@ -49,8 +49,9 @@ double step_ms(const decodebook::Gpt2& model, const std::vector<int>& prompt, co
 double verify_ratio(const decodebook::Gpt2& model, const std::vector<int>& prompt,
                     const decodebook::GenerationConfig& config, int k, int reps);
 
-// The acceptance a run should see, from a run the target wrote alone (no speculation): the mean
-// over its positions of sum min(p, q) (Leviathan's rule) and of sum p q (sample-and-compare).
+// The acceptance a run should see, from a text the target wrote (alone, or speculating: the output
+// follows the target's law): the mean over its positions of sum min(p, q) (Leviathan's rule) and of
+// sum p q (sample-and-compare). Acceptance is alpha: drafts kept over drafts looked at.
 struct Acceptance {
     double leviathan = 0;
     double sample_and_compare = 0;
@@ -74,7 +75,8 @@ void one_round_at_a_time(const Speculation& session, int k, int rounds);
 // Part 2: the costs, Leviathan's prediction before running, and the measured speed-up, k = 1..8.
 Costs predicted_against_measured(const Speculation& session, CsvRows& csv);
 
-// Part 3: acceptance against temperature, for Leviathan's rule and for sample-and-compare.
+// Part 3: acceptance against temperature, for Leviathan's rule and for sample-and-compare, each
+// seen and expected over the same few seeded runs.
 void acceptance_against_temperature(const Speculation& session, CsvRows& csv);
 
 // Part 4: prompt lookup on a looping greedy run and on a sampled one.

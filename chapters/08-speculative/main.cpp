@@ -6,9 +6,10 @@
 // for k + 1 tokens costs little more than for one, so if something cheap can guess the next tokens,
 // the model can check several guesses for the price of about one step. This program shows a round
 // step by step, predicts the speed-up from what it measures before speculating (acceptance, the
-// draft's cost, the cost of a verification call) and then measures it, shows acceptance falling
-// with temperature (and why llama.cpp's sample-and-compare keeps fewer drafts), prompt lookup where
-// the text repeats and where it does not, and Hugging Face's target-distribution case counted.
+// draft's cost, the cost of a verification call) and then measures it (and why, on a model that
+// fits in the processor's cache, it is slower), shows acceptance against temperature (and why
+// llama.cpp's sample-and-compare keeps fewer drafts), prompt lookup where the text repeats and
+// where it does not, and Hugging Face's target-distribution case counted.
 //
 // Library code this chapter introduces (decoding/speculative.hpp): Verdict, coins_per_round,
 // accept_draft, residual, verify_drafts, prompt_lookup_hf, prompt_lookup_vllm, Draft, Drafter,

@@ -90,6 +90,11 @@ public:
                     "%zu calls. Same ids as plain greedy: %s\n",
                     spec.ids.size(), st.rounds, st.accepted, st.drafted, plain.ids.size(), plain.ids.size(),
                     spec.ids == plain.ids ? "yes" : "NO");
+        // acceptance is alpha everywhere in this chapter: kept over looked at, never kept over drafted
+        std::printf("Acceptance alpha = %.2f: %d kept of the %d drafts the target looked at (a round stops looking at "
+                    "its first rejection). Kept over drafted, %d of %d = %.2f, is the rate vLLM reports; "
+                    "decodebook-generate prints both.\n",
+                    st.alpha(), st.accepted, st.accepted + st.rejected, st.accepted, st.drafted, st.acceptance());
     }
 
 private:

@@ -52,7 +52,8 @@ void draw_dfa(const std::string& pattern, CsvRows& csv);
 std::vector<int> allowed_step_by_step(const decodebook::Session& s, CsvRows& csv);
 
 // Part 3: N sampled outputs with and without each constraint: valid rate and the model's own
-// log-probability per token (the distortion); the command line's constraint, if any, is one more row.
+// log-probability per token (the distortion), and the first few as text, constrained beside free;
+// the command line's constraint, if any, is one more row.
 void valid_and_distortion(const decodebook::Session& s, int n, CsvRows& csv);
 
 // Part 4: the JSON schema with bounded against unbounded whitespace, sampled hot.

@@ -39,7 +39,8 @@ void naive_against_index(const Session& s, const std::vector<int>& run) {
     Pcre2Prefix re(regex);
     if (!re.usable()) throw Error("PCRE2 refuses the person schema's regex: " + re.error(), "part 5 needs a pattern PCRE2 reads too");
     std::vector<double> naive_us, scan_us, trie_us, cached_us;
-    long disagree = 0, pcre2_only = 0, dfa_only = 0, index_differs = 0;
+    long disagree = 0, pcre2_only = 0, dfa_only = 0, index_differs = 0;  // tokens (sets: steps), summed over the run
+    long unfinished_steps = 0, most_at_a_step = 0;  // the steps where PCRE2 misjudged an unfinished character
     std::string text;
     for (size_t i = 0; i < run.size(); ++i) {  // the step before each token of part 2's run
         const int32_t state = index.state_after(std::span<const int>(run.data(), i));
@@ -64,6 +65,7 @@ void naive_against_index(const Session& s, const std::vector<int>& run) {
         // whole UTF-8 (it ends inside a character) is one PCRE2 cannot judge.
         std::vector<int> differ;
         std::set_symmetric_difference(naive.begin(), naive.end(), scan.begin(), scan.end(), std::back_inserter(differ));
+        const long unfinished_before = pcre2_only + dfa_only;
         for (int id : differ) {
             const std::string candidate = text + vocabulary.bytes[static_cast<size_t>(id)];
             const bool whole = to_valid_utf8(candidate) == candidate;
@@ -72,6 +74,9 @@ void naive_against_index(const Session& s, const std::vector<int>& run) {
             else
                 ++(std::binary_search(naive.begin(), naive.end(), id) ? pcre2_only : dfa_only);
         }
+        const long unfinished = pcre2_only + dfa_only - unfinished_before;
+        unfinished_steps += unfinished > 0;
+        most_at_a_step = std::max(most_at_a_step, unfinished);
         index_differs += scan != kept;
         if (!s.tokenizer.is_special(run[i])) text += s.tokenizer.token_bytes(run[i]);
     }
@@ -89,12 +94,14 @@ void naive_against_index(const Session& s, const std::vector<int>& run) {
                 scan / trie);
     std::printf("  %-52s %12.3f %12.3f  %.0fx faster\n", "DFA: the state's set, kept from its first visit", cached,
                 slowest(cached_us), trie / cached);
-    std::printf("Over the %zu steps, the walk of every token and the index gave the same set %s. PCRE2 and the walk "
-                "differ on %ld tokens after which the text is whole UTF-8; after which it is not (it ends inside a "
-                "character), PCRE2 allows %ld tokens the DFA refuses and refuses %ld the DFA allows: it cannot judge "
-                "an unfinished character, where the DFA takes exactly the bytes that can begin or go on with one the "
-                "pattern allows.\n",
-                run.size(), index_differs ? "NOT at every step" : "at every step", disagree, pcre2_only, dfa_only);
+    std::printf("Over the %zu steps, the walk of every token and the index gave the same set %s. PCRE2 and the walk, "
+                "counted over all %zu steps together (a token counts once at each step it is judged), differ on %ld "
+                "tokens after which the text is whole UTF-8. On the tokens after which it is not (it ends inside a "
+                "character), PCRE2 allows %ld the DFA refuses and refuses %ld the DFA allows, at %ld of the %zu steps "
+                "(at most %ld at one step): it cannot judge an unfinished character, where the DFA takes exactly the "
+                "bytes that can begin or go on with one the pattern allows.\n",
+                run.size(), index_differs ? "NOT at every step" : "at every step", run.size(), disagree, pcre2_only,
+                dfa_only, unfinished_steps, run.size(), most_at_a_step);
     std::printf("The index computed the sets of %zu states, those the run visited; the DFA has %zu.\n",
                 index.cached_states(), dfa.states());
 }

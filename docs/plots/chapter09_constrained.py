@@ -5,7 +5,8 @@ the lengths of sampled outputs with bounded and unbounded JSON whitespace (part 
 Runs the chapter binary found on PATH (docs/conf.py puts the build folder first). Its CSV has
 columns series, x, y, label (chapters/09-constrained/ makes the rows):
   allowed_greedy: x = step of the greedy run under the person schema, y = tokens allowed;
-  ws_bounded / ws_unbounded: x = sample, y = tokens it generated (the run's budget is -n, 40).
+  ws_bounded / ws_unbounded: x = sample, y = tokens it generated (the run's budget is -n, 40: the
+  largest length, drawn as a dashed line above the bars).
 """
 
 import matplotlib.pyplot as plt
@@ -32,11 +33,12 @@ left.set_ylabel("tokens allowed (log scale)")
 left.set_title("Inside the JSON's syntax one to a few tokens; inside the name almost all", fontsize=10)
 
 budget = max(y for _, y in series["ws_unbounded"] + series["ws_bounded"])
-bins = range(0, int(budget) + 3, 2)
+bins = [n - 0.5 for n in range(0, int(budget) + 2)]  # one bar per length, centred on it: a run of the budget is on the line
 right.hist([y for _, y in series["ws_bounded"]], bins=bins, alpha=0.7, label="bounded [ \\t\\n\\r]?")
 right.hist([y for _, y in series["ws_unbounded"]], bins=bins, alpha=0.7, label="unbounded [ \\t\\n\\r]*")
-right.axvline(budget, color="grey", linestyle=":", linewidth=0.8)
-right.set_xlabel("tokens generated (the budget is the dotted line)")
+# drawn above the bars (zorder), so the runs that stopped on the budget show as a bar the line runs through
+right.axvline(budget, color="black", linestyle="--", linewidth=1.0, zorder=3)
+right.set_xlabel("tokens generated (the budget is the dashed line)")
 right.set_ylabel("samples")
 right.set_title("JSON whitespace at T = 1.5: bounded ends, unbounded runs away", fontsize=10)
 right.legend(fontsize=8)

@@ -141,8 +141,11 @@ cxxopts::Options build_options(const ProgramInfo& info) {
          cxxopts::value<std::string>()->default_value("openblas"), "NAME");
     if (takes(info, KnobGroup::Speculative)) {
         options.add_options()("assistant-model",
-                              "draft model folder for speculative decoding (same tokenizer as the model), or none; "
-                              "default: " + std::string(info.draft_by_default ? builtin_draft_dir() : "none"),
+                              info.draft_by_default
+                                  ? "draft model folder for speculative decoding (same tokenizer as the model); " +
+                                        info.program + " needs one; default: " + builtin_draft_dir()
+                                  : "draft model folder for speculative decoding (same tokenizer as the model), or none; "
+                                    "default: none",
                               cxxopts::value<std::string>()->default_value(info.draft_by_default ? builtin_draft_dir() : "none"),
                               "DIR");
     }
@@ -224,6 +227,12 @@ GenerationConfig read_knobs(const cxxopts::ParseResult& result, const ProgramInf
     if (offers(info, "do-sample") && result.count("do-sample")) {  // an explicit --do-sample wins
         find_knob("do_sample").set(config, result["do-sample"].as<std::string>());
     }
+    // a draft model refuses mirostat under every order (decode_loop); refused here first, or
+    // validate's refusal of mirostat under --order hf would send the reader to --order llama.cpp,
+    // which is then refused for the draft model
+    if (takes(info, KnobGroup::Speculative) && config.mirostat != 0 && find_knob("mirostat").valid(config) &&
+        !resolve_assistant_dir(result["assistant-model"].as<std::string>()).empty())
+        decode_loop(config, true);
     validate(config);
     return config;
 }
@@ -243,8 +252,14 @@ CommandLine read_the_rest(const cxxopts::ParseResult& result, const ProgramInfo&
     if (!info.default_prompt.empty()) cl.prompt = result["prompt"].as<std::string>();
     cl.model_dir = resolve_model_dir(result["model"].as<std::string>());
     if (result.count("dtype")) cl.dtype = parse_weight_dtype(result["dtype"].as<std::string>());
-    if (takes(info, KnobGroup::Speculative))
+    if (takes(info, KnobGroup::Speculative)) {
         cl.assistant_model_dir = resolve_assistant_dir(result["assistant-model"].as<std::string>());
+        if (info.draft_by_default && cl.assistant_model_dir.empty())  // a program that drafts with it in every run
+            throw UsageError(info.program + " needs a draft model, and --assistant-model is none",
+                             "drop --assistant-model (the embedded draft model, " + builtin_draft_dir() +
+                                 "), or pass --assistant-model a draft model's folder; decodebook-generate decodes "
+                                 "without one");
+    }
     cl.extra["threads"] = result["threads"].as<std::string>();  // read like an extra option: a whole number in range
     cl.threads = cl.extra_int("threads", 1, 64);
     cl.extra.erase("threads");

@@ -15,10 +15,10 @@
 namespace decodebook {
 namespace {
 
-// Mirostat's end keeps mu, and has no greedy mode: the loops that would have to roll mu back
-// (beam search, prompt lookup; a draft model in make_drafter) refuse a stateful end, and mirostat
-// refuses the settings that leave it nothing to draw.
-void check_chain_end(const GenerationConfig& c) {
+// Mirostat's end keeps mu: the loops that would have to roll mu back (beam search, prompt lookup;
+// a draft model in make_drafter) refuse a stateful end. Checked before the engine's order, which no
+// value of --order can fix for these loops.
+void check_loop_for_chain_end(const GenerationConfig& c) {
     if (c.mirostat == 0) return;
     const std::string m = "mirostat = " + std::to_string(c.mirostat);
     if (ends_in_state(c) && c.num_beams > 1)
@@ -30,6 +30,12 @@ void check_chain_end(const GenerationConfig& c) {
                         std::to_string(c.prompt_lookup_num_tokens) +
                         ") is not offered: verifying k drafts at once would have to roll mu back at each rejection",
                     "drop --prompt-lookup-num-tokens, or --mirostat");
+}
+
+// Mirostat has no greedy mode: it refuses the settings that leave it nothing to draw.
+void check_chain_end(const GenerationConfig& c) {
+    if (c.mirostat == 0) return;
+    const std::string m = "mirostat = " + std::to_string(c.mirostat);
     if (!c.do_sample)
         throw Error(m + " with do_sample false: mirostat draws the token itself, it has no greedy mode",
                     "drop --do-sample false for mirostat, or drop --mirostat for greedy decoding");
@@ -46,6 +52,7 @@ void validate(const GenerationConfig& config) { validate(config, stage_table());
 void validate(const GenerationConfig& config, const StageTable& stages) {
     for (const Knob& k : knobs())
         if (!k.valid(config)) knob_text::invalid(k.name, k.flag, k.get(config), k.rule);
+    check_loop_for_chain_end(config);
     stages.check_engine(config);  // a knob only where its engine's chain has its stage
     check_chain_end(config);
     if (config.min_new_tokens > config.max_new_tokens) {

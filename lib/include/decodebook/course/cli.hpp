@@ -62,7 +62,8 @@ struct ProgramInfo {
     bool show_chain = false;
     std::vector<ExtraOption> extra{};     ///< options of this program only
     /// With KnobGroup::Speculative: `--assistant-model DIR` defaults to the embedded draft model
-    /// (chapter 08) instead of none (decodebook-generate: speculative only when asked).
+    /// (chapter 08) instead of none (decodebook-generate: speculative only when asked), and
+    /// `--assistant-model none` is refused (exit 2): the program needs a draft model.
     bool draft_by_default = false;
     /// Positions the program itself runs past the prompt, whatever `-n` is (e.g. chapter 03 walks
     /// 15 greedy steps to find a peaked and a flat step): open_session refuses, before any output,
