@@ -260,7 +260,9 @@ void attend_rows(const float* q, size_t q_stride, size_t B, const float* const* 
 #pragma omp for schedule(static)
         for (long t = 0; t < sum_tasks; ++t) {
             const size_t b = static_cast<size_t>(t) / groups, g = static_cast<size_t>(t) % groups;
-            const auto [h0, h1] = std::pair{H * g / groups, H * (g + 1) / groups};
+            // heads [h0, h1): plain variables, since clang 14 (the fuzzing build) refuses a lambda
+            // that captures a structured binding
+            const size_t h0 = H * g / groups, h1 = H * (g + 1) / groups;
             float* row_scores = scores + b * H * scores_stride;
             for (size_t h = h0; h < h1; ++h) softmax_in_place(row_scores + h * scores_stride, lengths[b]);
             std::fill(out + b * C + h0 * D, out + b * C + h1 * D, 0.0f);
