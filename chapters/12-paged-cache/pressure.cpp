@@ -16,7 +16,7 @@ namespace {
 constexpr size_t kLongPrompt = 200;  // tokens: most of the model's context of 256
 
 // Three short requests running, and a long prompt that arrives while they decode.
-std::vector<ServeRequest> long_among_short(const Session& s, double arrival) {
+std::vector<ServeRequest> long_among_short(const Session& s, const Questions& questions, double arrival) {
     std::vector<ServeRequest> requests;
     for (const char* text : {"You will", "Life is", "The best way to"}) {
         ServeRequest r;
@@ -28,7 +28,7 @@ std::vector<ServeRequest> long_among_short(const Session& s, double arrival) {
     }
     std::string text;
     while (s.tokenizer.encode(text).size() < kLongPrompt)
-        for (const std::string& q : kQuestions) text += kPreamble + q + " Patience.\n";
+        for (const std::string& q : questions) text += kPreamble + q + " Patience.\n";
     ServeRequest r;
     r.prompt = s.tokenizer.encode(text);
     r.prompt.resize(kLongPrompt);
@@ -61,12 +61,12 @@ Trade measure(const std::vector<ServedRequest>& served) {
 
 }  // namespace
 
-void chunked_prefill(const Session& s) {
+void chunked_prefill(const Session& s, const Questions& questions) {
     const std::vector<size_t> budgets{0, 16, 64};
     // on the wall clock the long prompt arrives a third of the way through the short ones' run
     PagedServeOptions o;
     o.max_running = 4;
-    const std::vector<ServedRequest> alone = serve_paged(s.model, &s.tokenizer, long_among_short(s, 0), o, wall_clock());
+    const std::vector<ServedRequest> alone = serve_paged(s.model, &s.tokenizer, long_among_short(s, questions, 0), o, wall_clock());
     double shorts_ms = 0;
     for (size_t i = 0; i < 3; ++i) shorts_ms = std::max(shorts_ms, alone[i].finished);
     std::printf("Three requests decode 48 tokens each; a prompt of %zu tokens arrives while they run. A budget caps\n"
@@ -80,9 +80,9 @@ void chunked_prefill(const Session& s) {
     for (const size_t budget : budgets) {
         o.token_budget = budget;
         CostClock cost;
-        const std::vector<ServedRequest> modelled = serve_paged(s.model, &s.tokenizer, long_among_short(s, 40), o, cost.clock());
+        const std::vector<ServedRequest> modelled = serve_paged(s.model, &s.tokenizer, long_among_short(s, questions, 40), o, cost.clock());
         const std::vector<ServedRequest> timed =
-            serve_paged(s.model, &s.tokenizer, long_among_short(s, shorts_ms / 3), o, wall_clock());
+            serve_paged(s.model, &s.tokenizer, long_among_short(s, questions, shorts_ms / 3), o, wall_clock());
         const Trade m = measure(modelled), w = measure(timed);
         std::printf("  %-8s | %14.0f %16.0f %11.2f | %14.3f %16.3f %11.4f\n",
                     budget ? std::to_string(budget).c_str() : "off", m.long_ttft, m.worst_gap, m.tpot, w.long_ttft,
@@ -99,9 +99,9 @@ void chunked_prefill(const Session& s) {
                 same ? "yes" : "NO");
 }
 
-void preemption(const Session& s) {
+void preemption(const Session& s, const Questions& questions) {
     std::vector<ServeRequest> requests;
-    for (const std::string& q : kQuestions)
+    for (const std::string& q : questions)
         for (int k = 0; k < 4; ++k) {
             ServeRequest r;
             r.prompt = s.tokenizer.encode(kPreamble + q);

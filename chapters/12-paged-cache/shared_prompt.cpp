@@ -18,8 +18,7 @@ namespace chapter12 {
 
 const std::string kPreamble =
     "You are a fortune cookie. Answer every question with one short fortune, wise or funny.\nQ: ";
-const std::vector<std::string> kQuestions{"What is the meaning of life?\nA:", "Why is the sky blue?\nA:",
-                                          "What do you call a fish with no eyes?\nA:"};
+const std::vector<std::string> kMoreQuestions{"Why is the sky blue? A:", "What do you call a fish with no eyes? A:"};
 
 double percentile(std::vector<double> values, double p) {
     std::sort(values.begin(), values.end());
@@ -39,9 +38,9 @@ constexpr size_t kRunning = 4;     // requests running at once, on rows and on t
 
 // Each question kSamples times, sample k seeded seed + k (as serve_paged seeds n samples), all
 // arriving at once; no EOS, so every request runs max_new_tokens and the runs compare alike.
-std::vector<ServeRequest> workload(const Session& s) {
+std::vector<ServeRequest> workload(const Session& s, const Questions& questions) {
     std::vector<ServeRequest> requests;
-    for (const std::string& q : kQuestions)
+    for (const std::string& q : questions)
         for (int k = 0; k < kSamples; ++k) {
             ServeRequest r;
             r.prompt = s.tokenizer.encode(kPreamble + q);
@@ -95,9 +94,9 @@ Row summarize(const std::string& name, const std::vector<ServedRequest>& served)
 
 }  // namespace
 
-void shared_prompt(const Session& s, int block_size) {
+void shared_prompt(const Session& s, const Questions& questions, int block_size) {
     const ModelConfig& mc = s.model.config();
-    const std::vector<ServeRequest> requests = workload(s);
+    const std::vector<ServeRequest> requests = workload(s, questions);
     size_t longest = 0;
     long prompts = 0;
     for (const ServeRequest& r : requests) {
@@ -109,7 +108,7 @@ void shared_prompt(const Session& s, int block_size) {
     const int num_blocks = static_cast<int>(kRunning * ((longest + block_size - 1) / block_size));
     std::printf("%zu requests: %zu questions after the same preamble, %d samples of each (seeds 42..%d), %d new tokens\n"
                 "each, no EOS; all arrive at once and %zu run at a time. Times in ms on this machine, in one run.\n\n",
-                requests.size(), kQuestions.size(), kSamples, 42 + kSamples - 1, requests[0].config.max_new_tokens,
+                requests.size(), questions.size(), kSamples, 42 + kSamples - 1, requests[0].config.max_new_tokens,
                 kRunning);
     std::vector<Row> rows;
     {
@@ -158,10 +157,10 @@ void shared_prompt(const Session& s, int block_size) {
                 human_bytes(rows[0].kv_reserved).c_str(), same ? "yes" : "NO");
 }
 
-void hot_against_cold(const Session& s, int block_size) {
+void hot_against_cold(const Session& s, const Questions& questions, int block_size) {
     // the workload, then the same requests again once it is done: the second time every prompt's
     // whole blocks are cached (the pool is large enough that nothing was evicted)
-    std::vector<ServeRequest> requests = workload(s);
+    std::vector<ServeRequest> requests = workload(s, questions);
     const size_t n = requests.size();
     for (size_t i = 0; i < n; ++i) {
         ServeRequest again = requests[i];

@@ -29,7 +29,10 @@ std::string table_text(const BlockPool& pool, const std::vector<int>& table) {
 
 std::string ids_text(const std::vector<int>& ids) {
     std::string out;
-    for (size_t k = 0; k < ids.size(); ++k) out += (k ? " " : "") + std::to_string(ids[k]);
+    for (size_t k = 0; k < ids.size(); ++k) {
+        if (k) out += ' ';
+        out += std::to_string(ids[k]);
+    }
     return out;
 }
 
@@ -46,20 +49,20 @@ std::vector<int> join(std::vector<int> a, const std::vector<int>& b) {
 
 }  // namespace
 
-void block_tables(const Session& s) {
+void block_tables(const Session& s, const Questions& questions) {
     const int block_size = 4, num_blocks = 24;
     BlockPool pool(num_blocks, block_size);
-    const std::vector<int> a = s.tokenizer.encode(kPreamble + kQuestions[0]);
-    const std::vector<int> b = s.tokenizer.encode(kPreamble + kQuestions[1]);
+    const std::vector<int> a = s.tokenizer.encode(kPreamble + questions[0]);
+    const std::vector<int> b = s.tokenizer.encode(kPreamble + questions[1]);
     std::printf("A pool of %d blocks of %d positions. Both prompts start with the same %zu-character preamble:\n  \"%s\"\n",
                 num_blocks, block_size, kPreamble.size(), one_line(kPreamble).c_str());
     const Admission first = pool.allocate(0, a);
     const Admission second = pool.allocate(1, b);
     const std::optional<std::pair<int, int>> copy = pool.fork(0, 2);  // a second sample of A
     std::printf("\n  %-24s %7s %6s  %s\n", "request", "tokens", "cached", "block table (* held by more than one)");
-    std::printf("  %-24s %7zu %6d  %s\n", ("A: ..." + kQuestions[0].substr(kQuestions[0].size() - 12)).c_str(), a.size(),
+    std::printf("  %-24s %7zu %6d  %s\n", ("A: ..." + questions[0].substr(questions[0].size() - 12)).c_str(), a.size(),
                 first.cached_tokens, table_text(pool, pool.block_table(0)).c_str());
-    std::printf("  %-24s %7zu %6d  %s\n", ("B: ..." + kQuestions[1].substr(kQuestions[1].size() - 12)).c_str(), b.size(),
+    std::printf("  %-24s %7zu %6d  %s\n", ("B: ..." + questions[1].substr(questions[1].size() - 12)).c_str(), b.size(),
                 second.cached_tokens, table_text(pool, pool.block_table(1)).c_str());
     std::printf("  %-24s %7zu %6s  %s\n", "A's second sample", a.size(), "fork", table_text(pool, pool.block_table(2)).c_str());
     std::printf("\n  B found its first %d tokens cached (%d whole blocks, hashed over A's tokens) and computed %zu.\n",
