@@ -182,6 +182,7 @@ std::optional<int> BlockPool::find_cached(BlockHash hash, BlockHash parent, std:
     return std::nullopt;
 }
 
+// [ch12:computed-blocks]
 std::vector<int> BlockPool::computed_blocks(std::span<const int> tokens) const {
     std::vector<int> hits;
     if (!options_.caching || tokens.empty()) return hits;
@@ -198,6 +199,7 @@ std::vector<int> BlockPool::computed_blocks(std::span<const int> tokens) const {
     }
     return hits;
 }
+// [/ch12:computed-blocks]
 
 // A hit waiting in the free queue is a free block this request will hold: count it.
 int BlockPool::blocks_taken(size_t num_tokens, const std::vector<int>& hits) const {
