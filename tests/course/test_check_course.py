@@ -580,6 +580,14 @@ class FlagsChangeOutput(unittest.TestCase):
         self.assertEqual(check_course.flag_verdict("k", 0, ["a", "t 2", "c"], base, noisy, ""), "")
         self.assertEqual(check_course.flag_verdict("k", 0, ["a", "t 2", "b", "d"], base, noisy, ""), "")
 
+    def test_a_line_no_run_printed_is_the_flags_even_where_lines_shifted(self):
+        # two runs without the flag printed a line more or less, so every line after it is noise by
+        # index; the flag's run adds a line neither printed: that is the flag's doing
+        base, noisy = ["a", "t 1", "b"], {1: "line", 2: "line"}
+        seen = {"a", "t #", "b", "extra"}
+        self.assertEqual(check_course.flag_verdict("csv", 0, ["a", "t 2", "wrote 3 rows"], base, noisy, "", seen), "")
+        self.assertIn("changed nothing", check_course.flag_verdict("csv", 0, ["a", "extra", "b"], base, noisy, "", seen))
+
     def test_a_noisy_line_still_compares_its_steady_numbers(self):
         noise = check_course.noise_of("yours n <= 2: 1.31", "yours n <= 2: 1.07")
         self.assertEqual(noise, {1})
