@@ -49,4 +49,7 @@ void hot_against_cold(const decodebook::Session& s, const Questions& questions, 
 void chunked_prefill(const decodebook::Session& s, const Questions& questions);
 void preemption(const decodebook::Session& s, const Questions& questions);
 
+// Your exercises on the chapter's own examples: 12.1 on part 1's prompts, 12.2 on part 2's time 5.
+void report_exercises(const decodebook::Session& s, const Questions& questions);
+
 }  // namespace chapter12

@@ -57,6 +57,9 @@ int main(int argc, char** argv) {
 
         std::printf("\n== 6. Preemption: a pool too small for everything that runs ==\n");
         preemption(session, questions);
+
+        std::printf("\nYour exercises (./grade 12 grades them):\n");
+        report_exercises(session, questions);
         return 0;
     });
 }
