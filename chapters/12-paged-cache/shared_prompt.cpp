@@ -69,6 +69,7 @@ struct Row {
     double ttft_median = 0, ttft_p90 = 0, tpot_median = 0, tpot_p90 = 0, tokens_per_s = 0;
     double kv_peak = 0, kv_reserved = 0;  // bytes
     std::vector<std::vector<int>> ids;
+    std::vector<std::string> texts;
 };
 
 Row summarize(const std::string& name, const std::vector<ServedRequest>& served) {
@@ -83,6 +84,7 @@ Row summarize(const std::string& name, const std::vector<ServedRequest>& served)
         tokens += static_cast<long>(r.generation.ids.size());
         last = std::max(last, r.finished);
         row.ids.push_back(r.generation.ids);
+        row.texts.push_back(r.generation.text);
     }
     row.ttft_median = percentile(ttft, 0.5);
     row.ttft_p90 = percentile(ttft, 0.9);
@@ -155,6 +157,13 @@ void shared_prompt(const Session& s, const Questions& questions, int block_size)
                 cached.computed, cached.prompt_tokens, cached.prompt_tokens - cached.computed,
                 cached.ttft_median / cold.ttft_median, forked.computed, human_bytes(cached.kv_peak).c_str(),
                 human_bytes(rows[0].kv_reserved).c_str(), same ? "yes" : "NO");
+    std::printf("\n  The first question's %d samples, one prefill shared by all (seeds 42..%d):\n", kSamples,
+                42 + kSamples - 1);
+    for (int k = 0; k < kSamples; ++k) {
+        std::string text = one_line(forked.texts[static_cast<size_t>(k)]);
+        if (text.size() > 84) text = text.substr(0, 81) + "...";
+        std::printf("    %d: \"%s\"\n", 42 + k, text.c_str());
+    }
 }
 
 void hot_against_cold(const Session& s, const Questions& questions, int block_size) {

@@ -36,6 +36,12 @@ std::string ids_text(const std::vector<int>& ids) {
     return out;
 }
 
+// "A: ...ing of life? A:": a request's label, the last 12 characters of its question (all of a
+// shorter one)
+std::string label(const char* name, const std::string& question) {
+    return std::string(name) + ": " + (question.size() > 12 ? "..." + question.substr(question.size() - 12) : question);
+}
+
 std::vector<int> range(int from, int to) {
     std::vector<int> t;
     for (int i = from; i < to; ++i) t.push_back(i);
@@ -60,9 +66,9 @@ void block_tables(const Session& s, const Questions& questions) {
     const Admission second = pool.allocate(1, b);
     const std::optional<std::pair<int, int>> copy = pool.fork(0, 2);  // a second sample of A
     std::printf("\n  %-24s %7s %6s  %s\n", "request", "tokens", "cached", "block table (* held by more than one)");
-    std::printf("  %-24s %7zu %6d  %s\n", ("A: ..." + questions[0].substr(questions[0].size() - 12)).c_str(), a.size(),
+    std::printf("  %-24s %7zu %6d  %s\n", label("A", questions[0]).c_str(), a.size(),
                 first.cached_tokens, table_text(pool, pool.block_table(0)).c_str());
-    std::printf("  %-24s %7zu %6d  %s\n", ("B: ..." + questions[1].substr(questions[1].size() - 12)).c_str(), b.size(),
+    std::printf("  %-24s %7zu %6d  %s\n", label("B", questions[1]).c_str(), b.size(),
                 second.cached_tokens, table_text(pool, pool.block_table(1)).c_str());
     std::printf("  %-24s %7zu %6s  %s\n", "A's second sample", a.size(), "fork", table_text(pool, pool.block_table(2)).c_str());
     std::printf("\n  B found its first %d tokens cached (%d whole blocks, hashed over A's tokens) and computed %zu.\n",

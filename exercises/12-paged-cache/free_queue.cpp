@@ -28,6 +28,7 @@
 // (tests/data/paged.json), and frees drawn when the tests run, checked against a BlockPool).
 // Do not call a BlockPool or FreeBlockQueue: they are the answer.
 // Graded by: ./grade 12
+#include <deque>
 #include <vector>
 
 #include "decodebook/exercises.hpp"

@@ -34,6 +34,7 @@
 // a BlockPool: they are the answer.
 // Graded by: ./grade 12
 #include <span>
+#include <unordered_set>
 #include <vector>
 
 #include "decodebook/exercises.hpp"

@@ -348,6 +348,7 @@ std::optional<std::pair<int, int>> BlockPool::fork(int parent, int child) {
 
 // Tail first: the request's last block, whose hash covers the most tokens and is the least likely
 // to be shared, is the first of its blocks to be evicted.
+// [ch12:free]
 void BlockPool::free(int request) {
     const Held& h = held(request, "free");
     std::vector<int> released;
@@ -366,6 +367,7 @@ void BlockPool::free(int request) {
     }
     held_.erase(request);
 }
+// [/ch12:free]
 
 bool BlockPool::reset_prefix_cache() {
     if (!held_.empty()) return false;
