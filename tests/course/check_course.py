@@ -667,7 +667,7 @@ NUMBER_PAGES = ("docs/chapters/00-naive-loop.rst", "docs/chapters/01-greedy.rst"
                 "docs/chapters/05-beam-search.rst", "docs/chapters/06-stop-sequences.rst",
                 "docs/chapters/07-kv-cache.rst", "docs/chapters/08-speculative.rst",
                 "docs/chapters/09-constrained.rst", "docs/chapters/10-other-samplers.rst",
-                "docs/chapters/11-logprobs.rst")
+                "docs/chapters/11-logprobs.rst", "docs/chapters/12-paged-cache.rst")
 
 # Numbers such a page may state although no program prints them, each with its reason: facts of a
 # format or of a published model, not of a run. Keep it short: a number of the run belongs in the
@@ -716,6 +716,9 @@ NUMBER_FACTS = {
         "1024": "2 to the 10th: a probability of 1/1024 is ten bits of surprise, the definition's arithmetic",
         "20": "vLLM's default max_logprobs and OpenAI's limit on top_logprobs (sampling/logprobs.hpp kMaxLogprobs)",
         "-9999.0": "what vLLM's server writes for -inf in JSON (serving_completion.py, max(logprob, -9999.0)); tests/openai_json.py checks it",
+    },
+    "docs/chapters/12-paged-cache.rst": {
+        "37": "the quiz's made-up prompt length (37 tokens: two full blocks of 16 and a partial one), not a run",
     },
 }
 
@@ -860,7 +863,7 @@ def check_page_numbers(c: Checks, build_dir: str) -> None:
 
 # The programs whose every flag must change what they print; the tools take every knob for their
 # one run, so only their own options are run (FLAG_KNOBS_TOO says which programs have knobs run).
-FLAG_PROGRAMS = [f"chapter-{n:02d}" for n in range(12)] + ["decodebook-generate", "decodebook-score"]
+FLAG_PROGRAMS = [f"chapter-{n:02d}" for n in range(13)] + ["decodebook-generate", "decodebook-score"]
 FLAG_KNOBS_TOO = {p for p in FLAG_PROGRAMS if p.startswith("chapter-")}
 FLAG_SLOW = ["chapter-07", "chapter-11", "chapter-06", "chapter-00", "chapter-08"]  # started first
 # Flags that change speed or notes on standard error, never the text, by design; and the ones that
@@ -891,7 +894,7 @@ FLAG_VALUES = {
     "skip-special-tokens": ("-", {"eos-token-id": COMMON_ID, "max-new-tokens": "8"}),
     "do-sample": ("-", {}), "temperature": ("1.7", {}), "top-k": ("2", {}), "top-p": ("0.3", {}), "min-p": ("0.3", {}),
     "min-tokens-to-keep": ("9", {"top-k": "1", "do-sample": "true"}), "order": ("-", {"top-p": "0.5", "temperature": "1.8"}),
-    "seed": ("7", {}), "typical-p": ("0.3", {}), "epsilon-cutoff": ("0.05", {}), "eta-cutoff": ("0.05", {}),
+    "seed": ("7", {}), "block-size": ("8", {}), "typical-p": ("0.3", {}), "epsilon-cutoff": ("0.05", {}), "eta-cutoff": ("0.05", {}),
     "top-n-sigma": ("0.5", {}), "mirostat-tau": ("1.5", {}), "mirostat-eta": ("0.5", {}),
     "repetition-penalty": ("2.5", {}), "penalty-scope": ("-", {}), "penalty-last-n": ("1", {"penalty-scope": "last_n"}),
     "presence-penalty": ("2", {}), "frequency-penalty": ("2", {}), "no-repeat-ngram-size": ("1", {}),

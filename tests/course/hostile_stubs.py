@@ -63,6 +63,12 @@ TWIN_CALLS = {
              "decodebook::logprob_rank"),
     "11.2": (["#define SCORE ::decodebook::sliding_window_perplexity"], [],
              ["return SCORE(model, ids, max_length, stride);"], "decodebook::sliding_window_perplexity"),
+    # the first function calls the answer; the second does nothing forbidden
+    "12.1": ([], [], ["return hash_full_blocks(tokens, block_size);",
+                      "(void)prompt, (void)cached;\n    return block_size;"], "decodebook::hash_full_blocks"),
+    "12.2": ([], [], ["(void)table, (void)counts, (void)cached, (void)order;\n"
+                      "    return FreeBlockQueue(static_cast<int>(counts.size()), queue).ids();"],
+             "decodebook::FreeBlockQueue::FreeBlockQueue"),
 }
 
 FORGED_REPORT = "All tests passed (1 assertion in 1 test case)\\n"
@@ -156,6 +162,10 @@ OBJECT_TWINS = {
              "decodebook::top_logprobs"),
     "11.2": ("Perplexity f(const Gpt2& m, const std::vector<int>& ids) { return sliding_window_perplexity(m, ids, 256, 128); }",
              "decodebook::sliding_window_perplexity"),
+    "12.1": ("std::vector<BlockHash> f(const std::vector<int>& t) { return hash_full_blocks(t, 4); }",
+             "decodebook::hash_full_blocks"),
+    "12.2": ("std::vector<int> f(const std::vector<int>& q) { return FreeBlockQueue(16, q).ids(); }",
+             "decodebook::FreeBlockQueue::FreeBlockQueue"),
 }
 OBJECT_CHAPTER_DIR = "05-beam-search"   # the extra files are compiled into exercises_05
 

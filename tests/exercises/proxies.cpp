@@ -219,4 +219,21 @@ Perplexity your_sliding_window_perplexity(const Gpt2& model, const std::vector<i
     });
 }
 
+std::vector<BlockHash> your_hash_full_blocks(const std::vector<int>& tokens, int block_size) {
+    return sandbox::run<std::vector<BlockHash>>("your_hash_full_blocks",
+                                                [&] { return REAL(your_hash_full_blocks)(tokens, block_size); });
+}
+
+int your_prefix_hit_tokens(const std::vector<int>& prompt, const std::vector<std::vector<int>>& cached, int block_size) {
+    return sandbox::run<int>("your_prefix_hit_tokens",
+                             [&] { return REAL(your_prefix_hit_tokens)(prompt, cached, block_size); });
+}
+
+std::vector<int> your_free_queue_after(const std::vector<int>& queue, const std::vector<int>& table,
+                                       const std::vector<int>& counts, const std::vector<bool>& cached, FreeOrder order) {
+    return sandbox::run<std::vector<int>>("your_free_queue_after", [&] {
+        return REAL(your_free_queue_after)(queue, table, counts, cached, order);
+    });
+}
+
 }  // namespace decodebook

@@ -30,6 +30,7 @@
 #include "decodebook/sampling/other_samplers.hpp"  // chapter 10's rules (the answers to 10.1-10.3)
 #include "decodebook/sampling/logprobs.hpp"  // LogprobEntry, log_softmax (chapter 11; 11.1's answer)
 #include "decodebook/decoding/scoring.hpp"   // Perplexity (chapter 11; 11.2's answer)
+#include "decodebook/decoding/block_pool.hpp"  // BlockHash, hash_block_tokens, FreeOrder (chapter 12)
 
 namespace decodebook {
 
@@ -233,5 +234,40 @@ std::vector<LogprobEntry> your_top_logprobs(const xt::xtensor<float, 1>& values,
 /// @return nll_sum (the weighted sum), tokens (the sum of the weights), windows (forwards run)
 /// @throws Error for a text under 2 tokens, or a window or stride out of range.
 Perplexity your_sliding_window_perplexity(const Gpt2& model, const std::vector<int>& ids, int max_length, int stride);
+
+/// Exercise 12.1: the chained hashes of a sequence's full blocks: entry i is
+/// hash_block_tokens(entry i - 1, block i's tokens), kFirstBlockParent before the first; a partial
+/// last block has none. See decodebook::hash_full_blocks.
+/// @param tokens the sequence
+/// @param block_size positions per block, at least 1
+/// @return one hash per full block
+/// @throws Error if block_size < 1.
+std::vector<BlockHash> your_hash_full_blocks(const std::vector<int>& tokens, int block_size);
+
+/// Exercise 12.1: how many tokens of `prompt` a prefix cache hits when it holds every full block
+/// of each sequence of `cached` (nothing evicted): whole blocks from the start, the walk stopping
+/// at the first block no cached sequence holds after the same prefix, and at most
+/// prompt.size() - 1 tokens (the last one is always computed). See BlockPool::computed_blocks.
+/// @param prompt the new prompt (may be empty: 0)
+/// @param cached the sequences whose blocks the cache holds
+/// @param block_size positions per block, at least 1
+/// @return the tokens hit, a multiple of block_size
+/// @throws Error if block_size < 1.
+int your_prefix_hit_tokens(const std::vector<int>& prompt, const std::vector<std::vector<int>>& cached, int block_size);
+
+/// Exercise 12.2: the free queue after a request holding `table` is freed: its blocks' counts
+/// drop in reverse table order, and each block whose count reaches 0 joins the queue: at the
+/// tail (FreeOrder::Lru), or with FreeOrder::UncachedFirst the uncached ones at the head in the
+/// order they were released and the cached ones at the tail. See BlockPool::free.
+/// @param queue the free queue, head (taken next) first
+/// @param table the freed request's blocks in token order
+/// @param counts every block's reference count before the free (indexed by block id)
+/// @param cached whether each block holds a hash (indexed by block id, as long as counts)
+/// @param order where released blocks join
+/// @return the queue after the free, head first
+/// @throws Error if counts and cached differ in length, a table id is out of range, or a table
+/// block's count is below 1.
+std::vector<int> your_free_queue_after(const std::vector<int>& queue, const std::vector<int>& table,
+                                       const std::vector<int>& counts, const std::vector<bool>& cached, FreeOrder order);
 
 }  // namespace decodebook

@@ -182,6 +182,7 @@ std::optional<int> BlockPool::find_cached(BlockHash hash, BlockHash parent, std:
     return std::nullopt;
 }
 
+// [ch12:computed-blocks]
 std::vector<int> BlockPool::computed_blocks(std::span<const int> tokens) const {
     std::vector<int> hits;
     if (!options_.caching || tokens.empty()) return hits;
@@ -198,6 +199,7 @@ std::vector<int> BlockPool::computed_blocks(std::span<const int> tokens) const {
     }
     return hits;
 }
+// [/ch12:computed-blocks]
 
 // A hit waiting in the free queue is a free block this request will hold: count it.
 int BlockPool::blocks_taken(size_t num_tokens, const std::vector<int>& hits) const {
@@ -346,6 +348,7 @@ std::optional<std::pair<int, int>> BlockPool::fork(int parent, int child) {
 
 // Tail first: the request's last block, whose hash covers the most tokens and is the least likely
 // to be shared, is the first of its blocks to be evicted.
+// [ch12:free]
 void BlockPool::free(int request) {
     const Held& h = held(request, "free");
     std::vector<int> released;
@@ -364,6 +367,7 @@ void BlockPool::free(int request) {
     }
     held_.erase(request);
 }
+// [/ch12:free]
 
 bool BlockPool::reset_prefix_cache() {
     if (!held_.empty()) return false;

@@ -192,6 +192,7 @@ void PagedServer::preempt(size_t s) {
     stats.preemptions += 1;
 }
 
+// [ch12:schedule]
 bool PagedServer::schedule(size_t s, size_t n) {
     // while the pool has no blocks for them, the last of the running list gives its blocks back
     // (perhaps s itself: then it waits)
@@ -268,6 +269,7 @@ void PagedServer::step() {
         if (is_running(s)) prefill_chunk(s, n);  // a fork may have preempted it
     decode(decodes);
 }
+// [/ch12:schedule]
 
 void PagedServer::prefill_chunk(size_t s, size_t n) {
     const std::vector<int> tokens = tokens_of(s);

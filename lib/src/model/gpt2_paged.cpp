@@ -37,6 +37,7 @@ xt::xtensor<float, 1> Gpt2::prefill(const std::vector<int>& ids, PagedKvCache& c
     return logits;
 }
 
+// [ch12:paged-decode]
 void Gpt2::decode(const std::vector<int>& tokens, const std::vector<PagedSlot>& slots, PagedKvCache& cache,
                   BatchKernels kernels, size_t logits_from) const {
     const size_t B = tokens.size();
@@ -56,5 +57,6 @@ void Gpt2::decode(const std::vector<int>& tokens, const std::vector<PagedSlot>& 
     decode_blocks(tokens.data(), B, s.tables.data(), s.positions.data(),
                   {cache.keys_, cache.values_, cache.block_size()}, s, kernels, logits_from);
 }
+// [/ch12:paged-decode]
 
 }  // namespace decodebook
