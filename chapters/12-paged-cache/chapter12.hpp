@@ -32,6 +32,10 @@ struct CostClock {
     decodebook::ServeClock clock();
 };
 
+// Parts 3, 4 and 6's workload: each question 4 times after the preamble, sample k seeded 42 + k,
+// all arriving at once, with no EOS (every request runs max_new_tokens, so the runs compare alike).
+std::vector<decodebook::ServeRequest> workload(const decodebook::Session& s, const Questions& questions);
+
 // Part 1: three prompts' block tables on a small pool, a shared prefix and a forked sample.
 void block_tables(const decodebook::Session& s, const Questions& questions);
 

@@ -100,16 +100,7 @@ void chunked_prefill(const Session& s, const Questions& questions) {
 }
 
 void preemption(const Session& s, const Questions& questions) {
-    std::vector<ServeRequest> requests;
-    for (const std::string& q : questions)
-        for (int k = 0; k < 4; ++k) {
-            ServeRequest r;
-            r.prompt = s.tokenizer.encode(kPreamble + q);
-            r.config = s.config;
-            r.config.eos_token_id = std::vector<int>{};
-            r.seed = 42 + static_cast<uint64_t>(k);
-            requests.push_back(std::move(r));
-        }
+    const std::vector<ServeRequest> requests = workload(s, questions);
     size_t longest = 0;
     for (const ServeRequest& r : requests)
         longest = std::max(longest, r.prompt.size() + static_cast<size_t>(r.config.max_new_tokens));

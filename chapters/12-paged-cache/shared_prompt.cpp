@@ -36,22 +36,6 @@ namespace {
 constexpr int kSamples = 4;        // samples of each question
 constexpr size_t kRunning = 4;     // requests running at once, on rows and on the pool alike
 
-// Each question kSamples times, sample k seeded seed + k (as serve_paged seeds n samples), all
-// arriving at once; no EOS, so every request runs max_new_tokens and the runs compare alike.
-std::vector<ServeRequest> workload(const Session& s, const Questions& questions) {
-    std::vector<ServeRequest> requests;
-    for (const std::string& q : questions)
-        for (int k = 0; k < kSamples; ++k) {
-            ServeRequest r;
-            r.prompt = s.tokenizer.encode(kPreamble + q);
-            r.config = s.config;
-            r.config.eos_token_id = std::vector<int>{};
-            r.seed = 42 + static_cast<uint64_t>(k);
-            requests.push_back(std::move(r));
-        }
-    return requests;
-}
-
 // The same prompts as requests of n = kSamples.
 std::vector<ServeRequest> as_samples(const std::vector<ServeRequest>& requests) {
     std::vector<ServeRequest> out;
@@ -95,6 +79,22 @@ Row summarize(const std::string& name, const std::vector<ServedRequest>& served)
 }
 
 }  // namespace
+
+// Each question kSamples times, sample k seeded seed + k (as serve_paged seeds n samples), all
+// arriving at once; no EOS, so every request runs max_new_tokens and the runs compare alike.
+std::vector<ServeRequest> workload(const Session& s, const Questions& questions) {
+    std::vector<ServeRequest> requests;
+    for (const std::string& q : questions)
+        for (int k = 0; k < kSamples; ++k) {
+            ServeRequest r;
+            r.prompt = s.tokenizer.encode(kPreamble + q);
+            r.config = s.config;
+            r.config.eos_token_id = std::vector<int>{};
+            r.seed = 42 + static_cast<uint64_t>(k);
+            requests.push_back(std::move(r));
+        }
+    return requests;
+}
 
 void shared_prompt(const Session& s, const Questions& questions, int block_size) {
     const ModelConfig& mc = s.model.config();
