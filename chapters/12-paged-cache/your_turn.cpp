@@ -15,7 +15,10 @@ namespace {
 
 std::string ids_text(const std::vector<int>& ids) {
     std::string out;
-    for (size_t k = 0; k < ids.size(); ++k) out += (k ? " " : "") + std::to_string(ids[k]);
+    for (size_t k = 0; k < ids.size(); ++k) {
+        if (k) out += ' ';
+        out += std::to_string(ids[k]);
+    }
     return out;
 }
 
