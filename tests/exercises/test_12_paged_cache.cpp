@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -18,6 +17,7 @@
 #include "decodebook/base/rng.hpp"
 #include "decodebook/decoding/block_pool.hpp"
 #include "decodebook/exercises.hpp"
+#include "drawn.hpp"
 #include "feedback.hpp"
 #include "golden.hpp"
 #include "sandbox.hpp"
@@ -41,12 +41,6 @@ Ids range(int from, int to) {
 Ids join(Ids a, const Ids& b) {
     a.insert(a.end(), b.begin(), b.end());
     return a;
-}
-
-// A seed no stub can know: drawn from the system when the test runs, printed when a case fails.
-uint64_t drawn_seed() {
-    std::random_device device;
-    return (static_cast<uint64_t>(device()) << 32) ^ device();
 }
 
 // A random sequence over a small alphabet (so prefixes collide often): 0..length_max tokens.
@@ -300,7 +294,7 @@ TEST_CASE("ex12.1 prefix_hit_tokens refuses a block size below 1", "[ex12.1]") {
 TEST_CASE("ex12.1 on cases drawn when the test runs", "[ex12.1]") {
     // 300 prompts and caches over the alphabet 0..2, block sizes 1 to 4: the expected hashes are
     // the library's hash_full_blocks, the expected hits a BlockPool's computed_blocks.
-    const uint64_t seed = drawn_seed();
+    const uint64_t seed = drawn::seed();
     Rng rng(seed);
     struct Case {
         Ids prompt;
@@ -417,11 +411,11 @@ TEST_CASE("ex12.2 free_queue_after refuses books that do not add up", "[ex12.2]"
                   "block 1 is in the table, so a request holds it: its count cannot be 0");
 }
 
-TEST_CASE("ex12.2 on frees drawn when the test runs", "[ex12.2]") {
+TEST_CASE("ex12.2 on cases drawn when the test runs", "[ex12.2]") {
     // Pools of 8 to 24 blocks of 1 to 4 tokens, requests over the alphabet 0..2 admitted and
     // freed at random, in both orders: before each free the test reads the queue, the table,
     // every count and hash from the pool; the expected queue is the pool's after its free.
-    const uint64_t seed = drawn_seed();
+    const uint64_t seed = drawn::seed();
     Rng rng(seed);
     struct Case {
         Ids queue, table, counts;
