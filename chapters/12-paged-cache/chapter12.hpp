@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "decodebook/course/cli.hpp"
+#include "decodebook/course/csv.hpp"
 #include "decodebook/decoding/paged_serving.hpp"
 #include "decodebook/decoding/serving.hpp"
 
@@ -50,7 +51,9 @@ void hot_against_cold(const decodebook::Session& s, const Questions& questions, 
 
 // Part 5: chunked prefill's trade, a long prompt among running requests; part 6: preemption as
 // the pool shrinks.
-void chunked_prefill(const decodebook::Session& s, const Questions& questions);
+// --csv: part 5's token times on the cost clock, series budget_B_request_R (B off, 16 or 64; R 3
+// is the long prompt), x the time, y the token's index.
+void chunked_prefill(const decodebook::Session& s, const Questions& questions, decodebook::SeriesRows& csv);
 void preemption(const decodebook::Session& s, const Questions& questions);
 
 // Your exercises on the chapter's own examples: 12.1 on part 1's prompts, 12.2 on part 2's time 5.

@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
     info.defaults.top_k = 40;
     info.defaults.max_new_tokens = 24;  // every request of parts 3, 4 and 6 runs this long (no EOS)
     info.show_steps = false;            // its parts are tables of their own
+    info.csv_columns = "series,x,y";    // part 5's token times, for the page's plot
     info.steers = {{"parts 3, 4 and 6", {"max-new-tokens", "do-sample", "temperature", "top-k", "top-p", "min-p"}}};
     // --prompt: the first question after the preamble, in parts 1, 3, 4 and 6
     info.extra = {{"block-size", "positions per block in parts 3 and 4 (1..64; vLLM's default is 16)", "16"}};
@@ -53,10 +54,16 @@ int main(int argc, char** argv) {
         hot_against_cold(session, questions, block_size);
 
         std::printf("\n== 5. Chunked prefill: a long prompt among running requests ==\n");
-        chunked_prefill(session, questions);
+        SeriesRows csv;
+        chunked_prefill(session, questions, csv);
 
         std::printf("\n== 6. Preemption: a pool too small for everything that runs ==\n");
         preemption(session, questions);
+
+        if (!opt.csv.empty()) {
+            write_series_csv(opt.csv, info.csv_columns, csv);
+            std::printf("\n(wrote part 5's token times on the cost clock to %s)\n", opt.csv.c_str());
+        }
 
         std::printf("\nYour exercises (./grade 12 grades them):\n");
         report_exercises(session, questions);

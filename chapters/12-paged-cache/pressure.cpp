@@ -61,7 +61,7 @@ Trade measure(const std::vector<ServedRequest>& served) {
 
 }  // namespace
 
-void chunked_prefill(const Session& s, const Questions& questions) {
+void chunked_prefill(const Session& s, const Questions& questions, SeriesRows& csv) {
     const std::vector<size_t> budgets{0, 16, 64};
     // on the wall clock the long prompt arrives a third of the way through the short ones' run
     PagedServeOptions o;
@@ -84,6 +84,12 @@ void chunked_prefill(const Session& s, const Questions& questions) {
         const std::vector<ServedRequest> timed =
             serve_paged(s.model, &s.tokenizer, long_among_short(s, questions, shorts_ms / 3), o, wall_clock());
         const Trade m = measure(modelled), w = measure(timed);
+        // --csv: when each request made each token on the cost clock, for the page's plot
+        for (size_t r = 0; r < modelled.size(); ++r)
+            for (size_t k = 0; k < modelled[r].token_times.size(); ++k)
+                csv.push_back({"budget_" + (budget ? std::to_string(budget) : std::string("off")) + "_request_" +
+                                   std::to_string(r),
+                               {modelled[r].token_times[k], static_cast<double>(k)}});
         std::printf("  %-8s | %14.0f %16.0f %11.2f | %14.3f %16.3f %11.4f\n",
                     budget ? std::to_string(budget).c_str() : "off", m.long_ttft, m.worst_gap, m.tpot, w.long_ttft,
                     w.worst_gap, w.tpot);
