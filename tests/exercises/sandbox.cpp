@@ -4,9 +4,11 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/landlock.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -126,10 +128,52 @@ bool write_all(int fd, const void* data, size_t size) {
     send_and_exit(kind, text.data(), text.size());
 }
 
-// The filter's trap: report which system call was refused, then end (async-signal-safe).
+// The filter's trap: report which system call was refused, and through which ABI (its audit
+// architecture: x86-64, i386 by `int 0x80`, or x32), then end (async-signal-safe).
 void on_forbidden(int, siginfo_t* info, void*) {
-    const int number = info->si_syscall;
-    send_and_exit(kForbidden, &number, sizeof number);
+    const int call[2] = {info->si_syscall, static_cast<int>(info->si_arch)};
+    send_and_exit(kForbidden, call, sizeof call);
+}
+
+// Reading, after the module is loaded: nothing is opened any more. Before it, Landlock (where the
+// kernel has it) lets the loader read the module file and the system's folders only, so neither a
+// static constructor nor the code itself can read the repository (the tests' data, a solution
+// module). Returns false where the kernel has no Landlock: then only the second filter holds.
+bool restrict_reading_to_the_module() {
+    const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    if (abi < 1) return false;
+    landlock_ruleset_attr attr{};
+    attr.handled_access_fs = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_EXECUTE;
+    const int ruleset = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
+    if (ruleset < 0) return false;
+    const auto allow_beneath = [&](const char* path, uint64_t access) {
+        const int fd = ::open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0) return;  // a folder this system does not have
+        landlock_path_beneath_attr rule{};
+        rule.allowed_access = access;
+        rule.parent_fd = fd;
+        ::syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+        ::close(fd);
+    };
+    const uint64_t all = attr.handled_access_fs, file = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE;
+    for (const char* system : {"/usr", "/lib", "/lib64", "/etc", "/proc", "/sys", "/dev"}) allow_beneath(system, all);
+    allow_beneath(module_path(), file);  // the module itself, and nothing beside it
+    const bool restricted = ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+                            ::syscall(SYS_landlock_restrict_self, ruleset, 0) == 0;
+    ::close(ruleset);
+    return restricted;
+}
+
+// The second filter, installed once the module is loaded: no file may be opened at all.
+void forbid_opening() {
+    scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
+    if (!f) send_text_and_exit(kSetup, "seccomp_init failed");
+    seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP);
+    for (int call : {SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(open_by_handle_at)})
+        seccomp_rule_add(f, SCMP_ACT_TRAP, call, 0);
+    const int loaded = seccomp_load(f);
+    seccomp_release(f);
+    if (loaded != 0) send_text_and_exit(kSetup, "seccomp_load failed: " + std::string(std::strerror(-loaded)));
 }
 
 // Allow computing only (docs/design.md): memory, reading, writing to stdout, stderr and the
@@ -137,6 +181,8 @@ void on_forbidden(int, siginfo_t* info, void*) {
 void install_filter() {
     scmp_filter_ctx f = seccomp_init(SCMP_ACT_TRAP);
     if (!f) send_text_and_exit(kSetup, "seccomp_init failed");
+    // A call through another ABI (i386's `int 0x80`, x32) traps too, and is reported by name.
+    seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP);
     auto allow = [&](int call) { seccomp_rule_add(f, SCMP_ACT_ALLOW, call, 0); };
     for (int call : {SCMP_SYS(read), SCMP_SYS(pread64), SCMP_SYS(readv), SCMP_SYS(lseek), SCMP_SYS(close),
                      SCMP_SYS(fstat), SCMP_SYS(newfstatat), SCMP_SYS(statx), SCMP_SYS(stat), SCMP_SYS(lstat),
@@ -204,13 +250,17 @@ void on_exit() { send_text_and_exit(kExited, ""); }
     action.sa_sigaction = on_forbidden;
     action.sa_flags = SA_SIGINFO;
     sigaction(SIGSYS, &action, nullptr);
+    restrict_reading_to_the_module();
     install_filter();
     try {
-        // Loaded under the filter: the module's static constructors are the student's code too.
+        // Loaded under the filters: the module's static constructors are the student's code too.
         void* module = ::dlopen(module_path(), RTLD_NOW | RTLD_LOCAL);
         if (!module) send_text_and_exit(kSetup, std::string("cannot load ") + module_path() + ": " + ::dlerror());
         g_table = static_cast<const Entry*>(::dlsym(module, kTableSymbol));
         if (!g_table) send_text_and_exit(kSetup, std::string(module_path()) + " has no " + kTableSymbol);
+#ifndef DECODEBOOK_SANITIZED
+        forbid_opening();  // the sanitizer job: ASan's reports read /proc/self/maps (see install_filter)
+#endif
         Writer w;
         body(w);
         std::cout.flush();
@@ -246,10 +296,18 @@ std::string read_all(int fd, const std::string& what) {
     return bytes;
 }
 
-std::string syscall_name(int number) {
-    char* name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, number);
+// "openat", or "write (through the i386 ABI)" for a call made another way than the native one.
+std::string syscall_name(int number, uint32_t arch) {
+    const uint32_t native = seccomp_arch_native();
+    char* name = seccomp_syscall_resolve_num_arch(arch ? arch : native, number);
+    if (!name && arch == SCMP_ARCH_X86_64 && (number & 0x40000000))  // x32: the native audit arch, bit 30 set
+        name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_X32, number);
     std::string s = name ? name : "number " + std::to_string(number);
     std::free(name);
+    if (arch == SCMP_ARCH_X86 || (arch == SCMP_ARCH_X86_64 && (number & 0x40000000)))
+        s += arch == SCMP_ARCH_X86 ? " (through the i386 ABI)" : " (through the x32 ABI)";
+    else if (arch && arch != native)
+        s += " (through another ABI)";
     return s;
 }
 
@@ -266,11 +324,12 @@ std::string syscall_name(int number) {
     case kOtherException: throw std::runtime_error(payload);
     case kUnknownException: throw std::runtime_error(what + " threw something that is not a std::exception");
     case kForbidden: {
-        int number = -1;
-        if (payload.size() == sizeof number) std::memcpy(&number, payload.data(), sizeof number);
+        int call[2] = {-1, 0};
+        if (payload.size() == sizeof call) std::memcpy(call, payload.data(), sizeof call);
         throw std::runtime_error(what + " (or a static initialiser in its chapter's files) made the system call '" +
-                                 syscall_name(number) + "', which graded code may not make: an exercise only computes its result "
-                                 "(no opening files for writing, no writing to files other than standard output, "
+                                 syscall_name(call[0], static_cast<uint32_t>(call[1])) +
+                                 "', which graded code may not make: an exercise only computes its result from its "
+                                 "arguments (no opening files, no writing to files other than standard output, "
                                  "no new processes, no signals to other processes). Remove that code.");
     }
     case kExited:
