@@ -51,7 +51,8 @@ step "the build in $build"
 export CCACHE_DIR="$PWD/$build-ccache" CCACHE_BASEDIR="$PWD" CCACHE_DEPEND=true
 export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
 rm -rf "$CCACHE_DIR"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDECODEBOOK_SOLUTIONS=OFF -DDECODEBOOK_EXERCISES_DIR="$PWD/exercises" \
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DDECODEBOOK_SOLUTIONS=OFF -DDECODEBOOK_COURSE_TESTS=ON \
+      -DDECODEBOOK_EXERCISES_DIR="$PWD/exercises" \
       -DCMAKE_CXX_COMPILER_LAUNCHER=ccache
 cmake --build "$build" -j2
 step "1-2. the engine's and the chapters' tests"
@@ -69,7 +70,7 @@ asan="$build-asan"
 asan_log="$build/sanitizer-build.log"
 # It runs in a process group of its own, stopped whole if this script ends first.
 setsid bash -c 'cmake -S . -B "$1" -DCMAKE_BUILD_TYPE=Release -DDECODEBOOK_SANITIZE=address,undefined \
-                      -DDECODEBOOK_SOLUTIONS=OFF -DDECODEBOOK_EXERCISES_DIR="$PWD/exercises" &&
+                      -DDECODEBOOK_SOLUTIONS=OFF -DDECODEBOOK_COURSE_TESTS=ON -DDECODEBOOK_EXERCISES_DIR="$PWD/exercises" &&
                 nice -n 19 cmake --build "$1" -j2 --target sanitized_tests' _ "$asan" >"$asan_log" 2>&1 &
 asan_build=$!
 trap 'kill -- -"$asan_build" 2>/dev/null || true' EXIT
