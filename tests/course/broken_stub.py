@@ -16,10 +16,11 @@ Copies exercises/ to a temporary folder, puts a syntax error into the copy's
       allocates 50 GB fails alone, within seconds, as out of memory;
   (d) in the same copy, the hostile stubs of tests/course/hostile_stubs.py: every other exercise
       calls the library's answer (directly, through `using`, a macro, a function pointer, an asm
-      label, the answer's parts) or is a worked solution that forges the verdict (Catch2's report
-      by its path, every open descriptor, a static constructor, killing the test program); each
-      scores 0 with a message that says why, and grade's check of the compiled objects names the
-      answer of every exercise of the manifest.
+      label, the answer's parts), or is a worked solution that forges the verdict (Catch2's report
+      by its path, every open descriptor, a static constructor, killing the test program) or
+      reads what it may not (the reference's data, a solution module, a system call through the
+      i386 ABI), or answers only the written cases; each scores 0 with a message that says why,
+      and grade's check of the compiled objects names the answer of every exercise of the manifest.
 Whatever happens, the build folder is reconfigured back to the exercises folder it had (the
 repository's exercises/ by default), so it is left configured as it was; its next build relinks
 the exercise libraries from there. Only the exercise libraries, chapter-00 and the exercise test
@@ -166,6 +167,11 @@ def check_grade(checks, build_dir, jobs, results, line, forged_file):
             checks.check(any(l.startswith(want) and "not started" not in l for l in lines),
                          f"the report says: {want.strip()} (its stub {what})")
             continue
+        elif ex["id"] in hostile_stubs.HARD_CODED:
+            want = f"  ✗ {ex['id']} {ex['title']}"
+            checks.check(any(l.startswith(want) and "not started" not in l for l in lines),
+                         f"the report says: {want.strip()} (its stub answers only the written cases)")
+            continue
         elif ex["id"] in hostile_stubs.TWIN_CALLS:
             want = f"  ✗ {ex['id']} {ex['title']} (calls a library function it may not: scores 0)"
         else:
@@ -229,6 +235,12 @@ def check_grade(checks, build_dir, jobs, results, line, forged_file):
             what = "its stub exits with code 0" if ex["id"] == EXITING_ID else "it forges the verdict"
             checks.check(ok, f"results.json: ex{ex['id']} scores nothing although {what}",
                          "    " + json.dumps(entries, ensure_ascii=False)[:600])
+        elif ex["id"] in hostile_stubs.HARD_CODED:
+            failed = [e["name"] for e in entries if e["status"] != "pass"]
+            ok = (bool(failed) and all("drawn when the test runs" in name for name in failed)
+                  and len(failed) < len(entries))
+            checks.check(ok, f"results.json: ex{ex['id']} passes its written cases and fails only its drawn ones",
+                         "    " + json.dumps(entries, ensure_ascii=False)[:600])
         elif ex["id"] in hostile_stubs.TWIN_CALLS:
             ok = ([(e["name"], e["status"], e["score"]) for e in entries] ==
                   [(f"ex{ex['id']} (calls a library function it may not)", "error", 0)]
@@ -270,6 +282,7 @@ def main(argv=None):
         forged_file = Path(tmp) / "forged-at-load.txt"
         hostile_stubs.write_twin_calls(copy, manifest, build_dir)
         hostile_stubs.write_forgeries(copy, manifest, REPO, forged_file)
+        hostile_stubs.write_hard_coded(copy, manifest, REPO)
         hostile_stubs.write_object_twins(copy)
         print(f"broken_stub: {BROKEN_FILE}:{line} of a copy in {copy} does not compile; "
               f"building {build_dir.name} against it", flush=True)

@@ -1215,6 +1215,21 @@ def check_solutions_and_stubs(c: Checks, build_dir: str, record_seconds: bool = 
         found = grader.symbols.check_calls(build_dir, chapter, manifest, solutions=True)
         for ex in (e for e in manifest if e["chapter"] == chapter):
             c.check(ex["id"] not in found, f"{ex['id']}'s worked solution keeps to may_use", found.get(ex["id"], ""))
+    print("the modules hold no answer of their chapter, so none can be called by address (the linker's maps):")
+    for chapter in sorted({e["chapter"] for e in manifest}):
+        exercises = [e for e in manifest if e["chapter"] == chapter]
+        for kind in ("solution", "student"):
+            path = os.path.join(build_dir, "tests", f"{kind}_module_{chapter}.map")
+            if not os.path.isfile(path):
+                c.check(False, f"{kind}_module_{chapter}'s link map exists", f"{path} is missing: is the module "
+                        "linked with -Wl,-Map (tests/CMakeLists.txt)?")
+                continue
+            with open(path, encoding="utf-8", errors="replace") as f:
+                held = grader.symbols.module_answers(f.read(), exercises)
+            c.check(not held, f"{kind}_module_{chapter} holds none of chapter {chapter}'s answers",
+                    "; ".join(f"{name} ({ex_id}'s answer)" for ex_id, name in held) +
+                    ": a function the chapter's code may use calls it, so its address is reachable: move the "
+                    "answer out of that path, or drop the caller from may_use")
     print("stubs (every test must fail):")
     if not exercises_pristine():
         print("  skip  exercises/ has local changes (your work?): the stub check runs on a clean checkout")

@@ -9,8 +9,12 @@ call"). Each must score 0 under ./grade, with a message that says why:
     answer";
   - FORGERIES: a worked solution (the right answer) that also tries to write the verdict: into
     Catch2's report named on its command line (then exits 0), to every open descriptor, from a
-    static constructor, or by killing the test program -> the call fails with "made the system
-    call '...'" and the exercise scores 0;
+    static constructor, or by killing the test program; or to read what graded code may not: the
+    reference's answers in tests/data (01.2), a solution module by dlopen (03.1); or a system call
+    through the i386 ABI (09.2) -> the call fails with "made the system call '...'" and the
+    exercise scores 0;
+  - HARD_CODED: a stub that answers the test file's written cases only (the worked solution, wrong
+    on any input unlike them) -> its cases drawn when the test runs fail, and it scores 0;
   - OBJECT_TWINS: for every exercise of the manifest, one extra file (compiled into chapter 05's
     library, never linked into a test) whose function calls that exercise's answer; grade's own
     check of the compiled objects must name the answer for each (the end-to-end cases above cover
@@ -25,15 +29,14 @@ MARK = "// written by tests/course/hostile_stubs.py"
 # id -> (lines before `namespace decodebook`, lines inside it before the function, body of each
 #        your_ function of the file, the library function the report must name)
 TWIN_CALLS = {
-    "00.1": ([], [], ["return last_position_logits(logits);"], "decodebook::last_position_logits"),
+    "00.1": ([], [], ["using decodebook::last_position_logits;\n    return last_position_logits(logits);"],
+             "decodebook::last_position_logits"),
     "00.2": ([], [], ["return generate_naive(model, prompt, stop, pick, on_step);"], "decodebook::generate_naive"),
-    "01.2": ([], [], ["using decodebook::greedy_generate;\n    return greedy_generate(model, prompt, stop);"],
-             "decodebook::greedy_generate"),
     "02.3": (["#define DRAW ::decodebook::sample_inverse_cdf"], [], ["return DRAW(probs, coin);"],
              "decodebook::sample_inverse_cdf"),
-    "03.1": ([], ["void hidden(xt::xtensor<float, 1>& logits, int k, int min_keep) __asm__(\"{apply_top_k}\");"],
-             ["hidden(logits, k, min_keep);"], "decodebook::apply_top_k"),
-    "03.2": ([], [], ["return top_p_keep(probs, p, min_keep);"], "decodebook::top_p_keep"),
+    "03.2": ([], ["std::vector<bool> hidden(const xt::xtensor<float, 1>& probs, double p, int min_keep) "
+                  "__asm__(\"{answer}\");"],
+             ["return hidden(probs, p, min_keep);"], "decodebook::top_p_keep"),
     "03.3": ([], [], ["auto* answer = &min_p_keep;\n    return answer(probs, min_p, min_keep);"],
              "decodebook::min_p_keep"),
     "05.1": ([], [], ["return beam_step(beams, logprobs, eos_ids, num_beams, last_step);"], "decodebook::beam_step"),
@@ -52,7 +55,6 @@ TWIN_CALLS = {
     "08.2": (['#include "decodebook/decoding/speculative.hpp"'], [],
              ["return prompt_lookup_hf(sequence, max_ngram, num_tokens, eos_ids);"], "decodebook::prompt_lookup_hf"),
     "09.1": ([], [], ["return dfa.walk(state, token);"], "decodebook::Dfa::walk"),
-    "09.2": ([], [], ["return allowed_tokens(dfa, state, vocabulary, eos_ids);"], "decodebook::allowed_tokens"),
     "10.1": ([], [], ["return typical_keep(probs, mass, min_keep);"], "decodebook::typical_keep"),
     "10.2": ([], [], ["(void)base;\n    const int length = dry_repeat_length(context, candidate, breakers);\n"
                       "    return length >= allowed_length ? multiplier : 0.0f;"], "decodebook::dry_repeat_length"),
@@ -95,6 +97,24 @@ FORGERIES = {
     for (int fd = 0; fd < 1024; ++fd) (void)!::write(fd, forged, sizeof forged - 1);
 """ % FORGED_REPORT, "made the system call 'write'"),
     "07.4": (["<signal.h>", "<unistd.h>"], "", "::kill(::getppid(), SIGKILL);\n", "made the system call 'kill'"),
+    # the reference's answers from the repository, found from __FILE__ (issue 41): nothing may be opened
+    "01.2": (["<fstream>", "<iterator>", "<string>"], "",
+             """const std::string here = __FILE__;
+    std::ifstream golden(here.substr(0, here.rfind("/exercises/")) + "/tests/data/greedy.json");
+    const std::string reference((std::istreambuf_iterator<char>(golden)), std::istreambuf_iterator<char>());
+    if (!reference.empty()) return {};  // a real cheat would return the reference's ids here
+""", "made the system call 'openat'"),
+    # a solution module, loaded to call its answer: nothing may be opened
+    "03.1": (["<dlfcn.h>", "<string>"], "",
+             """const std::string here = __FILE__;
+    void* solutions = ::dlopen((here.substr(0, here.rfind("/exercises/")) + "/build-tests/tests/libsolution_module_03.so").c_str(),
+                               RTLD_NOW);
+    (void)solutions;
+""", "made the system call 'openat'"),
+    # a system call through the i386 ABI (int 0x80: getpid), which the filter must name, not die of
+    "09.2": ([], "", """long i386_result = 20;
+    __asm__ volatile("int $0x80" : "+a"(i386_result) : : "memory");
+""", "made the system call 'getpid (through the i386 ABI)'"),
     "06.2": (["<fcntl.h>", "<unistd.h>"],
              # runs when the module is loaded, before any test calls the function
              """static const int forged_at_load = [] {
@@ -104,6 +124,12 @@ FORGERIES = {
 }();
 """ % FORGED_REPORT, "", "made the system call 'openat'"),
 }
+
+# id -> (includes, the prologue put before the worked solution's body): a stub that answers the
+# test file's written cases and nothing else, as a lookup table of them would. The prologue returns
+# a wrong answer for an input unlike every written case; the cases drawn when the test runs
+# (tests/exercises/drawn.hpp) are unlike them, so the exercise scores 0 with only its drawn test failing.
+HARD_CODED = {}
 
 # id -> a function calling that exercise's answer (object-level check), and the start of the name
 # the message must give
@@ -190,15 +216,15 @@ def mangled(build_dir, name):
 def write_twin_calls(copy, manifest, build_dir):
     """Rewrite the copy's stubs of TWIN_CALLS."""
     by_id = {e["id"]: e for e in manifest}
-    top_k = mangled(build_dir, "decodebook::apply_top_k")
-    for ex_id, (before, inside, bodies, _) in TWIN_CALLS.items():
+    for ex_id, (before, inside, bodies, twin) in TWIN_CALLS.items():
         path = Path(copy) / by_id[ex_id]["files"][0].split("/", 1)[1]
         heads = signatures(path.read_text(encoding="utf-8"))
         assert len(heads) == len(bodies), f"{path}: {len(heads)} functions, {len(bodies)} bodies"
         functions = "\n\n".join(f"{head}\n    {body}\n}}" for head, body in zip(heads, bodies))
         path.write_text("\n".join([f"{MARK}: {ex_id} calls the library's answer",
                                    '#include "decodebook/exercises.hpp"', *before, "", "namespace decodebook {", "",
-                                   *[line.replace("{apply_top_k}", top_k) for line in inside], functions, "",
+                                   *[line.replace("{answer}", mangled(build_dir, twin)) if "{answer}" in line
+                                     else line for line in inside], functions, "",
                                    "}  // namespace decodebook", ""]), encoding="utf-8")
 
 
@@ -218,6 +244,19 @@ def write_forgeries(copy, manifest, root, forged_file):
         path = Path(copy) / ex["files"][0].split("/", 1)[1]
         path.write_text(f"{MARK}: {ex['id']} is the worked solution and forges the verdict\n" + text,
                         encoding="utf-8")
+
+
+def write_hard_coded(copy, manifest, root):
+    """Replace the copy's stubs of HARD_CODED with their worked solution, wrong off the written cases."""
+    for ex in manifest:
+        if ex["id"] not in HARD_CODED:
+            continue
+        includes, prologue = HARD_CODED[ex["id"]]
+        text = (Path(root) / ex["solution_files"][0]).read_text(encoding="utf-8")
+        head = signatures(text)[0]
+        text = "\n".join(f"#include {i}" for i in includes) + "\n" + text.replace(head, head + "\n    " + prologue, 1)
+        path = Path(copy) / ex["files"][0].split("/", 1)[1]
+        path.write_text(f"{MARK}: {ex['id']} answers only the written cases\n" + text, encoding="utf-8")
 
 
 def write_object_twins(copy):

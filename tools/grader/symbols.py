@@ -135,3 +135,22 @@ def check_calls(build_dir, chapter, manifest, solutions, root=REPO):
             if violation:
                 found[ex["id"]] = violation
     return found
+
+
+# A function's own section (-ffunction-sections) in the linker's map: .text.NAME, or
+# .text.unlikely.NAME and the like for code GCC split off or placed apart.
+KEPT_SECTION = re.compile(r"^\s*\.text(?:\.unlikely|\.hot|\.startup|\.exit)?\.(_Z\S+)", re.M)
+
+
+def module_answers(map_text, exercises):
+    """No answer by address (docs/design.md): [(exercise id, answer name)] for each answer of
+    `exercises` (their manifest `answer` patterns) that a linked module still holds, read from the
+    linker's map (-Wl,-Map). The library is compiled with -ffunction-sections and the modules linked
+    with --gc-sections, so a module holds only the functions its table reaches: an answer no
+    allowed function calls is not in it, and no address computed from another function reaches it."""
+    kept = map_text.split("Linker script and memory map", 1)[-1]
+    mangled = sorted(set(KEPT_SECTION.findall(kept)))
+    demangled = subprocess.run(["c++filt"], input="\n".join(mangled), capture_output=True,
+                               text=True).stdout.splitlines() if mangled else []
+    names = sorted({n for n in map(qualified_name, demangled) if n})
+    return [(ex["id"], name) for ex in exercises for name in names if allowed(name, ex.get("answer", []))]
