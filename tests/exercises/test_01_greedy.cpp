@@ -1,14 +1,24 @@
 // Graded tests for chapter 01's exercises (see exercises/manifest.json).
+// Each exercise also meets cases drawn when the test runs, from a seed taken from the system (so
+// no stub can know them in advance): their answers come from the library in this test program,
+// which never runs the student's code (sandbox.hpp).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
 
 #include <xtensor/xview.hpp>
 
+#include "decodebook/base/rng.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/model/tokenizer.hpp"
+#include "drawn.hpp"
 #include "feedback.hpp"
 #include "golden.hpp"
+#include "sandbox.hpp"
 
 using namespace decodebook;
 using golden::model;
@@ -45,6 +55,50 @@ TEST_CASE("ex01.1 argmax agrees with the model's greedy choice", "[ex01.1]") {
         const xt::xtensor<float, 2> logits = model().forward(c["prompt_ids"].get<std::vector<int>>());
         const xt::xtensor<float, 1> last = xt::view(logits, logits.shape(0) - 1, xt::all());
         check_argmax(last, c["ids"][0].get<int>(), "first step after the prompt " + c["prompt"].dump());
+    }
+}
+
+namespace {
+
+// What a wrong argmax says about the rule that was missed.
+std::string argmax_diagnosis(const xt::xtensor<float, 1>& logits, int expected, int found) {
+    if (found < 0 || static_cast<size_t>(found) >= logits.size())
+        return "an id is an index into the logits: 0 to " + std::to_string(logits.size() - 1);
+    const float best = logits(static_cast<size_t>(expected)), got = logits(static_cast<size_t>(found));
+    if (got == best)
+        return "ids " + std::to_string(expected) + " and " + std::to_string(found) + " tie at the largest logit " +
+               feedback::num(best) + ": the lowest id wins (replace the best only on a strictly larger value)";
+    return "id " + std::to_string(found) + " holds " + feedback::num(got) + "; the largest logit is " + feedback::num(best) +
+           ", first at id " + std::to_string(expected);
+}
+
+}  // namespace
+
+TEST_CASE("ex01.1 on cases drawn when the test runs", "[ex01.1]") {
+    // 300 vectors of 1 to 12 logits, small integers in [-3, 3] (so the largest is often tied)
+    // and about one in eight -inf (never all of them): the expected id is the library's argmax.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    std::vector<xt::xtensor<float, 1>> cases;
+    for (int i = 0; i < 300; ++i) {
+        xt::xtensor<float, 1> z = xt::xtensor<float, 1>::from_shape({static_cast<size_t>(drawn::between(rng, 1, 12))});
+        for (float& x : z) x = drawn::between(rng, 0, 7) == 0 ? -INFINITY : static_cast<float>(drawn::between(rng, -3, 3));
+        const size_t some = static_cast<size_t>(drawn::between(rng, 0, static_cast<int>(z.size()) - 1));
+        z(some) = static_cast<float>(drawn::between(rng, -3, 3));  // never all -inf
+        cases.push_back(z);
+    }
+    const std::vector<int> found = sandbox::run<std::vector<int>>("your_argmax", [&] {
+        std::vector<int> out;  // every call in one sandboxed child (sandbox.hpp), not one child each
+        for (const auto& z : cases) out.push_back(your_argmax(z));
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const int expected = decodebook::argmax(cases[i]);
+        FEEDBACK("a case drawn with seed " << seed << ": logits " << feedback::list(cases[i], 12));
+        FEEDBACK("expected: " << expected << " (the library's argmax)\nfound:    " << found[i]);
+        FEEDBACK((found[i] == expected ? std::string() : "hint: " + argmax_diagnosis(cases[i], expected, found[i])));
+        REQUIRE(found[i] == expected);
     }
 }
 
@@ -89,4 +143,65 @@ TEST_CASE("ex01.2 greedy_generate is deterministic", "[ex01.2]") {
     FEEDBACK("second run: " << golden::join(b));
     CHECK(a == b);
     CHECK_FALSE(a.empty());
+}
+
+namespace {
+
+// What the first difference between two greedy runs says about the rule that was missed.
+std::string greedy_diagnosis(const std::vector<int>& expected, const std::vector<int>& found, const StopRule& stop) {
+    for (size_t i = 0; i < std::min(expected.size(), found.size()); ++i)
+        if (expected[i] != found[i])
+            return "step " + std::to_string(i) + " chose " + std::to_string(found[i]) +
+                   ": the greedy token after the prompt and the " + std::to_string(i) + " tokens before it is " +
+                   std::to_string(expected[i]) +
+                   " (the largest logit of the last row, ties to the lowest id)";
+    if (found.size() > expected.size() && !expected.empty() && expected.back() == stop.eos_id)
+        return "token " + std::to_string(stop.eos_id) + " is eos_id: stop right after it (it stays in the output)";
+    if (found.size() < expected.size() && !found.empty() && found.back() == stop.eos_id && stop.eos_id >= 0)
+        return "eos_id " + std::to_string(stop.eos_id) + " is the last token: keep it in the output";
+    return "without EOS greedy makes exactly max_new_tokens (" + std::to_string(stop.max_new_tokens) + ") tokens";
+}
+
+}  // namespace
+
+TEST_CASE("ex01.2 on cases drawn when the test runs", "[ex01.2]") {
+    // 20 requests (each step runs the model, so a handful of short ones): prompts of 1 to 4 ids
+    // drawn from the whole vocabulary, max_new_tokens 1 to 4, eos_id -1, the model's EOS or a
+    // token greedy picks on the way (so it stops early there). The expected tokens are the
+    // library's greedy_generate.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    const ModelConfig& config = model().config();
+    struct Case {
+        std::vector<int> prompt = {};
+        StopRule stop = {};
+    };
+    std::vector<Case> cases;
+    for (int i = 0; i < 20; ++i) {
+        Case c;
+        c.prompt.resize(static_cast<size_t>(drawn::between(rng, 1, 4)));
+        for (int& id : c.prompt) id = drawn::between(rng, 0, config.vocab_size - 1);
+        c.stop = {drawn::between(rng, 1, 4), drawn::between(rng, 0, 1) ? -1 : config.eos_token_id};
+        if (drawn::between(rng, 0, 1)) {  // a token greedy picks on the way
+            const std::vector<int> run = greedy_generate(model(), c.prompt, {c.stop.max_new_tokens, -1});
+            c.stop.eos_id = run[static_cast<size_t>(drawn::between(rng, 0, static_cast<int>(run.size()) - 1))];
+        }
+        cases.push_back(c);
+    }
+    const std::vector<std::vector<int>> found = sandbox::run<std::vector<std::vector<int>>>("your_greedy_generate", [&] {
+        std::vector<std::vector<int>> out;  // every call in one sandboxed child (sandbox.hpp), not one child each
+        for (const Case& c : cases) out.push_back(your_greedy_generate(model(), c.prompt, c.stop));
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        const std::vector<int> expected = greedy_generate(model(), c.prompt, c.stop);
+        FEEDBACK("a case drawn with seed " << seed << ": prompt [" << golden::join(c.prompt) << "], max_new_tokens "
+                                          << c.stop.max_new_tokens << ", eos_id " << c.stop.eos_id);
+        FEEDBACK("expected: [" << golden::join(expected) << "] (the library's greedy_generate)\nfound:    ["
+                               << golden::join(found[i]) << "]");
+        FEEDBACK((found[i] == expected ? std::string() : "hint: " + greedy_diagnosis(expected, found[i], c.stop)));
+        REQUIRE(found[i] == expected);
+    }
 }

@@ -1,13 +1,23 @@
 // Graded tests for chapter 05's exercises (see exercises/manifest.json).
+// Each exercise also meets cases drawn when the tests run, from a seed taken from the system (so
+// no stub can know them in advance): their answers come from the library's beam_step, beam_score
+// and beam_search_done in this test program, which never runs the student's code (sandbox.hpp).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <tuple>
 
+#include "decodebook/base/rng.hpp"
 #include "decodebook/decoding/beam_search.hpp"
 #include "decodebook/exercises.hpp"
+#include "drawn.hpp"
 #include "feedback.hpp"
 #include "golden.hpp"
 #include "replay.hpp"
+#include "sandbox.hpp"
 
 using namespace decodebook;
 using Vec = xt::xtensor<float, 1>;
@@ -167,6 +177,114 @@ TEST_CASE("ex05.1 your step in the library's loop reproduces the reference's bea
 
 namespace {
 
+// A log-probability as the drawn cases print it ("-inf" included).
+std::string show_row(const Vec& row) {
+    std::string s = "[";
+    for (size_t i = 0; i < row.size(); ++i) s += (i ? ", " : "") + feedback::num(row(i));
+    return s + "]";
+}
+
+bool same_beams(const std::vector<Beam>& expected, const std::vector<Beam>& found) {
+    if (ids_of(expected) != ids_of(found)) return false;
+    for (size_t i = 0; i < expected.size(); ++i)
+        if (!(found[i].sum_logprobs == expected[i].sum_logprobs ||
+              std::fabs(found[i].sum_logprobs - expected[i].sum_logprobs) <= 1e-6))
+            return false;
+    return true;
+}
+
+// What the first difference between two beam steps says about the rule that was missed.
+std::string step_diagnosis(const BeamStep& expected, const BeamStep& found, int num_beams, bool last_step) {
+    if (last_step && !found.running.empty())
+        return "at the last step every candidate ranked below num_beams finishes, and none goes on";
+    if (found.finished.size() > expected.finished.size())
+        return "a candidate finishes only when its rank is below num_beams (a lower-ranked EOS is dropped)";
+    if (found.running.size() < expected.running.size())
+        return "look at the best max(2, 1 + number of EOS ids) x num_beams candidates: an EOS never takes a running slot, "
+               "so up to num_beams = " + std::to_string(num_beams) + " others still go on";
+    if (found.running.size() > expected.running.size())
+        return "at most num_beams go on, from the best max(2, 1 + number of EOS ids) x num_beams candidates only";
+    auto sorted = [](Ids ids) {
+        std::sort(ids.begin(), ids.end());
+        return ids;
+    };
+    if (sorted(ids_of(found.running)) == sorted(ids_of(expected.running)) &&
+        sorted(ids_of(found.finished)) == sorted(ids_of(expected.finished)) &&
+        (ids_of(found.running) != ids_of(expected.running) || ids_of(found.finished) != ids_of(expected.finished)))
+        return "both lists come out in rank order: score descending, ties by beam then token ascending";
+    return "candidate (b, t) scores beams[b].sum_logprobs + logprobs[b](t) and its ids are beams[b].ids + t; rank all of "
+           "them by score descending, ties by beam then token ascending (a stable sort)";
+}
+
+}  // namespace
+
+TEST_CASE("ex05.1 on cases drawn when the test runs", "[ex05.1]") {
+    // 300 steps: 1 to 4 beams (or one empty beam, the first step), vocabularies of 2 to 8, log-probs
+    // and sums in steps of 1/4 (so candidates tie across beams and tokens) with some -inf, 0 to 3
+    // EOS ids (one may lie outside the row), last_step one time in 5. The expected step is the
+    // library's beam_step.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    struct Case {
+        std::vector<Beam> beams = {};
+        std::vector<Vec> rows = {};
+        std::vector<int> eos_ids = {};
+        int num_beams = 1;
+        bool last_step = false;
+    };
+    std::vector<Case> cases;
+    for (int i = 0; i < 300; ++i) {
+        Case c;
+        const int vocab = drawn::between(rng, 2, 8);
+        c.num_beams = drawn::between(rng, 1, 4);
+        c.last_step = drawn::between(rng, 0, 4) == 0;
+        const int n_beams = drawn::between(rng, 0, 3) == 0 ? 1 : c.num_beams;
+        for (int b = 0; b < n_beams; ++b) {
+            Beam beam;
+            if (n_beams > 1 || drawn::between(rng, 0, 1)) {
+                for (int k = drawn::between(rng, 1, 3); k > 0; --k) beam.ids.push_back(drawn::between(rng, 0, vocab - 1));
+                beam.sum_logprobs = 0.0 - 0.25 * drawn::between(rng, 0, 16);  // 0 - 0 is +0: no "-0" printed
+            }
+            c.beams.push_back(beam);
+            Vec row = xt::zeros<float>({static_cast<size_t>(vocab)});
+            for (float& x : row)
+                x = drawn::between(rng, 0, 7) == 0 ? -std::numeric_limits<float>::infinity()
+                                                   : 0.0f - 0.25f * static_cast<float>(drawn::between(rng, 0, 12));
+            c.rows.push_back(row);
+        }
+        for (int k = drawn::between(rng, 0, 3); k > 0; --k) {
+            const int id = drawn::between(rng, 0, vocab);  // vocab itself: an id outside the row
+            if (std::find(c.eos_ids.begin(), c.eos_ids.end(), id) == c.eos_ids.end()) c.eos_ids.push_back(id);
+        }
+        cases.push_back(c);
+    }
+    const std::vector<BeamStep> found = sandbox::run<std::vector<BeamStep>>("your_beam_step", [&] {
+        std::vector<BeamStep> out;  // every call in one sandboxed child (sandbox.hpp)
+        for (const Case& c : cases) out.push_back(your_beam_step(c.beams, c.rows, c.eos_ids, c.num_beams, c.last_step));
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        const BeamStep expected = beam_step(c.beams, c.rows, c.eos_ids, c.num_beams, c.last_step);
+        std::string rows;
+        for (const Vec& r : c.rows) rows += (rows.empty() ? "" : "; ") + show_row(r);
+        FEEDBACK("a case drawn with seed " << seed << ": beams "
+                                          << (c.beams.size() == 1 && c.beams[0].ids.empty() ? std::string("one empty beam (sum 0)")
+                                                                                             : show(c.beams))
+                                          << "\n  log-prob rows " << rows << "\n  EOS ids " << feedback::list(c.eos_ids)
+                                          << ", num_beams " << c.num_beams << ", last_step " << (c.last_step ? "true" : "false"));
+        FEEDBACK("expected: going on " << show(expected.running) << "; finished " << show(expected.finished)
+                                       << " (the library's beam_step)");
+        FEEDBACK("found:    going on " << show(found[i].running) << "; finished " << show(found[i].finished));
+        const bool same = same_beams(expected.running, found[i].running) && same_beams(expected.finished, found[i].finished);
+        FEEDBACK((same ? std::string() : "hint: " + step_diagnosis(expected, found[i], c.num_beams, c.last_step)));
+        REQUIRE(same);
+    }
+}
+
+namespace {
+
 const char* name(BeamScoring s) { return s == BeamScoring::Vllm ? "vLLM" : "HF"; }
 
 const char* name(EarlyStopping e) {
@@ -250,4 +368,131 @@ TEST_CASE("ex05.2 never bounds with max_new_tokens when length_penalty is positi
                "length_penalty -1: the bound is at the current length, -3 / 2^-1 = -6, which cannot beat -5");
     check_done(2, 2, -7.0, -3.0, 2, 10, -1.0f, never, false,
                "length_penalty -1: the bound -3 / 2^-1 = -6 beats -7");
+}
+
+TEST_CASE("ex05.2 on cases drawn when the test runs", "[ex05.2]") {
+    // 150 scores (sums in steps of 1/4 down to -20, 1 to 12 generated tokens, prompts of 0 to 10,
+    // length penalties -1 to 2 in steps of 1/2, both scorings) and 150 stopping tests (1 to 4
+    // beams, 0 to num_beams finished, the three rules; the worst finished score is the bound at the
+    // current length or at max_new_tokens, or 1/4 either side of it, exact ties where the bound is
+    // exact). The expected answers are the library's beam_score and beam_search_done.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    const float penalties[] = {-1.0f, -0.5f, 0.0f, 0.5f, 1.0f, 1.5f, 2.0f};
+    auto penalty = [&] { return penalties[drawn::between(rng, 0, 6)]; };
+    struct Score {
+        double sum = 0;
+        int generated_len = 1;
+        bool ends_with_eos = false;
+        int prompt_len = 0;
+        float length_penalty = 1;
+        BeamScoring scoring = BeamScoring::HuggingFace;
+    };
+    struct Done {
+        int num_beams = 1, finished_count = 0;
+        double worst_finished_score = 0, best_running_sum = 0;
+        int generated_len = 1, max_new_tokens = 1;
+        float length_penalty = 1;
+        EarlyStopping early_stopping = EarlyStopping::Heuristic;
+    };
+    std::vector<Score> scores;
+    std::vector<Done> dones;
+    for (int i = 0; i < 150; ++i) {
+        Score s;
+        s.sum = 0.0 - 0.25 * drawn::between(rng, 0, 80);
+        s.generated_len = drawn::between(rng, 1, 12);
+        s.ends_with_eos = drawn::between(rng, 0, 1) == 1;
+        s.prompt_len = drawn::between(rng, 0, 10);
+        if (s.prompt_len + s.generated_len - (s.ends_with_eos ? 1 : 0) < 1) s.prompt_len = 1;  // vLLM's length is at least 1
+        s.length_penalty = penalty();
+        s.scoring = drawn::between(rng, 0, 1) ? BeamScoring::Vllm : BeamScoring::HuggingFace;
+        scores.push_back(s);
+    }
+    for (int i = 0; i < 150; ++i) {
+        Done d;
+        d.num_beams = drawn::between(rng, 1, 4);
+        d.finished_count = drawn::between(rng, 0, 3) ? d.num_beams : drawn::between(rng, 0, d.num_beams - 1);
+        d.generated_len = drawn::between(rng, 1, 10);
+        d.max_new_tokens = drawn::between(rng, d.generated_len, 12);
+        d.length_penalty = penalty();
+        d.early_stopping = static_cast<EarlyStopping>(drawn::between(rng, 0, 2));
+        const int rule_len =
+            d.early_stopping == EarlyStopping::Never && d.length_penalty > 0 ? d.max_new_tokens : d.generated_len;
+        const int len = drawn::between(rng, 0, 3) ? rule_len : d.generated_len + d.max_new_tokens - rule_len;
+        const double q = 0.0 - 0.25 * drawn::between(rng, 0, 40);
+        if (d.length_penalty == 0.0f || d.length_penalty == 1.0f || d.length_penalty == 2.0f) {
+            // sum = q * len^penalty exactly, so the bound at len is exactly q: ties are exact
+            d.best_running_sum = q * std::pow(static_cast<double>(len), static_cast<double>(d.length_penalty));
+            d.worst_finished_score = q + 0.25 * drawn::between(rng, -1, 1);
+        } else {
+            // no exact tie: 1/4 either side of the bound at len
+            d.best_running_sum = q;
+            d.worst_finished_score = q / std::pow(static_cast<double>(len), static_cast<double>(d.length_penalty)) +
+                                     (drawn::between(rng, 0, 1) ? 0.25 : -0.25);
+        }
+        dones.push_back(d);
+    }
+    using Found = std::tuple<std::vector<double>, std::vector<bool>>;
+    const Found found = sandbox::run<Found>("your_beam_score", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp)
+        for (const Score& s : scores)
+            std::get<0>(out).push_back(
+                your_beam_score(s.sum, s.generated_len, s.ends_with_eos, s.prompt_len, s.length_penalty, s.scoring));
+        for (const Done& d : dones)
+            std::get<1>(out).push_back(your_beam_search_done(d.num_beams, d.finished_count, d.worst_finished_score,
+                                                             d.best_running_sum, d.generated_len, d.max_new_tokens,
+                                                             d.length_penalty, d.early_stopping));
+        return out;
+    });
+    const std::vector<double>& found_scores = std::get<0>(found);
+    const std::vector<bool>& found_dones = std::get<1>(found);
+    REQUIRE(found_scores.size() == scores.size());
+    REQUIRE(found_dones.size() == dones.size());
+    for (size_t i = 0; i < scores.size(); ++i) {
+        const Score& s = scores[i];
+        const double expected = beam_score(s.sum, s.generated_len, s.ends_with_eos, s.prompt_len, s.length_penalty, s.scoring);
+        const int length =
+            s.scoring == BeamScoring::HuggingFace ? s.generated_len : s.prompt_len + s.generated_len - (s.ends_with_eos ? 1 : 0);
+        FEEDBACK("a score drawn with seed " << seed << ": your_beam_score(sum_logprobs " << feedback::num(s.sum)
+                                           << ", generated_len " << s.generated_len << ", ends_with_eos "
+                                           << (s.ends_with_eos ? "true" : "false") << ", prompt_len " << s.prompt_len
+                                           << ", length_penalty " << feedback::num(s.length_penalty) << ", " << name(s.scoring)
+                                           << " scoring)");
+        FEEDBACK("expected: " << feedback::num(expected) << " (the library's beam_score)\nfound:    "
+                              << feedback::num(found_scores[i]));
+        const bool same = found_scores[i] == Approx(expected);
+        FEEDBACK((same ? std::string()
+                       : "hint: " + std::string(name(s.scoring)) + "'s length here is " + std::to_string(length) +
+                             (s.scoring == BeamScoring::HuggingFace ? " (the generated tokens, a final EOS included)"
+                                                                    : " (prompt + generated, a final EOS left out)") +
+                             ": the score is sum_logprobs / length ^ length_penalty"));
+        REQUIRE(same);
+    }
+    for (size_t i = 0; i < dones.size(); ++i) {
+        const Done& d = dones[i];
+        const bool expected = beam_search_done(d.num_beams, d.finished_count, d.worst_finished_score, d.best_running_sum,
+                                               d.generated_len, d.max_new_tokens, d.length_penalty, d.early_stopping);
+        const int rule_len =
+            d.early_stopping == EarlyStopping::Never && d.length_penalty > 0 ? d.max_new_tokens : d.generated_len;
+        FEEDBACK("a stopping test drawn with seed "
+                 << seed << ": your_beam_search_done(num_beams " << d.num_beams << ", finished_count " << d.finished_count
+                 << ", worst_finished_score " << feedback::num(d.worst_finished_score, 17) << ", best_running_sum "
+                 << feedback::num(d.best_running_sum, 17) << ", generated_len " << d.generated_len << ", max_new_tokens "
+                 << d.max_new_tokens << ", length_penalty " << feedback::num(d.length_penalty) << ", early_stopping "
+                 << name(d.early_stopping) << ")");
+        FEEDBACK("expected: " << (expected ? "done (true)" : "not done (false)") << " (the library's beam_search_done)\nfound:    "
+                              << (found_dones[i] ? "done (true)" : "not done (false)"));
+        const std::string hint =
+            d.finished_count < d.num_beams ? "never done while fewer than num_beams are finished"
+            : d.early_stopping == EarlyStopping::Done
+                ? "early_stopping true (Done): done as soon as num_beams are finished"
+                : "the bound is best_running_sum / " + std::to_string(rule_len) + " ^ length_penalty (" +
+                      (rule_len == d.generated_len && d.early_stopping == EarlyStopping::Heuristic
+                           ? std::string("the heuristic: the current length")
+                           : d.length_penalty > 0 ? std::string("never, with a positive length_penalty: max_new_tokens")
+                                                  : std::string("never, with length_penalty <= 0: the current length")) +
+                      "); done unless it is strictly greater than the worst finished score";
+        FEEDBACK((found_dones[i] == expected ? std::string() : "hint: " + hint));
+        REQUIRE(found_dones[i] == expected);
+    }
 }

@@ -1,13 +1,21 @@
 // Graded tests for chapter 06's exercises (see exercises/manifest.json).
+// Each exercise also meets cases drawn when the tests run, from a seed taken from the system (so
+// no stub can know them in advance): their answers come from the library's scan_stops and
+// min_new_tokens processor in this test program, which never runs the student's code (sandbox.hpp).
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 
+#include "decodebook/base/rng.hpp"
+#include "decodebook/base/utf8.hpp"
 #include "decodebook/course/terminal.hpp"
 #include "decodebook/decoding/generate.hpp"
+#include "decodebook/decoding/sampler.hpp"
 #include "decodebook/decoding/stop_strings.hpp"
 #include "decodebook/exercises.hpp"
+#include "drawn.hpp"
 #include "feedback.hpp"
 #include "golden.hpp"
 #include "sandbox.hpp"
@@ -157,6 +165,62 @@ TEST_CASE("ex06.1 agrees with the library on 3000 random pending texts", "[ex06.
     }
 }
 
+TEST_CASE("ex06.1 on cases drawn when the test runs", "[ex06.1]") {
+    // 300 pending texts of 0 to 10 pieces over a, b, newline, e-acute, the euro sign and the first
+    // bytes of both (a character cut off), with 0 to 3 stop strings of 1 to 3 such pieces (made
+    // valid UTF-8, so "\xC3" becomes U+FFFD): stops inside, at the end, overlapping, repeated. The
+    // expected scan is the library's scan_stops.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    const std::vector<std::string> alphabet{"a", "b", "\n", "\xC3\xA9", "\xE2\x82\xAC", "\xC3", "\xE2\x82"};
+    auto text = [&](int min_pieces, int max_pieces) {
+        std::string s;
+        for (int i = 0, n = drawn::between(rng, min_pieces, max_pieces); i < n; ++i)
+            s += alphabet[static_cast<size_t>(drawn::between(rng, 0, static_cast<int>(alphabet.size()) - 1))];
+        return s;
+    };
+    std::vector<std::string> pendings;
+    std::vector<std::vector<std::string>> stop_lists;
+    for (int trial = 0; trial < 300; ++trial) {
+        std::vector<std::string> stops;
+        for (int i = 0, n = drawn::between(rng, 0, 3); i < n; ++i) stops.push_back(to_valid_utf8(text(1, 3)));
+        std::string pending = text(0, 10);
+        if (!stops.empty() && drawn::between(rng, 0, 2) == 0) {
+            // a stop, or the start of one, planted at a random place
+            const std::string& stop = stops[static_cast<size_t>(drawn::between(rng, 0, static_cast<int>(stops.size()) - 1))];
+            const std::string piece = stop.substr(0, static_cast<size_t>(drawn::between(rng, 1, static_cast<int>(stop.size()))));
+            pending.insert(static_cast<size_t>(drawn::between(rng, 0, static_cast<int>(pending.size()))), piece);
+        }
+        pendings.push_back(pending);
+        stop_lists.push_back(stops);
+    }
+    const std::vector<StopScan> found = sandbox::run<std::vector<StopScan>>("your_scan_stops", [&] {
+        std::vector<StopScan> out;  // every call in one sandboxed child (sandbox.hpp)
+        for (size_t t = 0; t < pendings.size(); ++t) out.push_back(your_scan_stops(pendings[t], stop_lists[t]));
+        return out;
+    });
+    REQUIRE(found.size() == pendings.size());
+    for (size_t t = 0; t < pendings.size(); ++t) {
+        const StopScan expected = scan_stops(pendings[t], stop_lists[t]);
+        FEEDBACK("a case drawn with seed " << seed << ": pending " << visible_token(pendings[t]) << " ("
+                                          << pendings[t].size() << " bytes), stops "
+                                          << (stop_lists[t].empty() ? std::string("none") : show(stop_lists[t])));
+        FEEDBACK("expected: " << show_scan(expected.safe, expected.stop) << " (the library's scan_stops)");
+        FEEDBACK("found:    " << show_scan(found[t].safe, found[t].stop));
+        const bool same = found[t].safe == expected.safe && found[t].stop == expected.stop;
+        FEEDBACK((same ? std::string()
+                       : "hint: " + std::string(expected.stop || found[t].stop
+                                                    ? "the earliest stop wins: the smallest position at which any stop "
+                                                      "occurs (a tie goes to the earlier in the list), and safe is where "
+                                                      "it starts"
+                                                    : "no stop occurs: hold back the longest end of the pending text that "
+                                                      "is a proper start of a stop string, or a UTF-8 character cut off "
+                                                      "at the end, whichever is longer")));
+        REQUIRE(found[t].safe == expected.safe);
+        REQUIRE(found[t].stop == expected.stop);
+    }
+}
+
 namespace {
 
 std::string show(const Vec& v) { return feedback::list(v); }
@@ -243,4 +307,70 @@ TEST_CASE("ex06.2 a greedy generation with your processor matches the library's"
                                std::to_string(n) + ", where the model wants EOS, must be another");
     check_greedy(ended, n - 1, std::to_string(n - 1) + " tokens are made when the model wants EOS as token " +
                                    std::to_string(n) + ": min_new_tokens is reached, so EOS is allowed there");
+}
+
+TEST_CASE("ex06.2 on cases drawn when the test runs", "[ex06.2]") {
+    // 300 calls: logits of 1 to 8 values in steps of 1/4 (some already -inf), 0 to 3 EOS ids from
+    // -1 to V + 1 (so some lie outside the logits, some repeat), generated_count and min_new_tokens
+    // from 0 to 6 (so it is below, at and past the minimum). The expected logits are those after
+    // the min_new_tokens processor of the library's LogitsChain.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    struct Case {
+        Vec logits = {};
+        std::vector<int> eos_ids = {};
+        int generated_count = 0, min_new_tokens = 0;
+    };
+    std::vector<Case> cases;
+    for (int i = 0; i < 300; ++i) {
+        Case c;
+        const int vocab = drawn::between(rng, 1, 8);
+        c.logits = xt::zeros<float>({static_cast<size_t>(vocab)});
+        for (float& x : c.logits)
+            x = drawn::between(rng, 0, 9) == 0 ? -INFINITY : 0.25f * static_cast<float>(drawn::between(rng, -12, 12));
+        for (int k = drawn::between(rng, 0, 3); k > 0; --k) c.eos_ids.push_back(drawn::between(rng, -1, vocab + 1));
+        c.generated_count = drawn::between(rng, 0, 6);
+        c.min_new_tokens = drawn::between(rng, 0, 6);
+        cases.push_back(c);
+    }
+    const std::vector<Vec> found = sandbox::run<std::vector<Vec>>("your_apply_min_new_tokens", [&] {
+        std::vector<Vec> out;  // every call in one sandboxed child (sandbox.hpp)
+        for (const Case& c : cases) {
+            Vec z = c.logits;
+            your_apply_min_new_tokens(z, c.eos_ids, c.generated_count, c.min_new_tokens);
+            out.push_back(z);
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        // the library's processor, taken from a chain with only min_new_tokens on (off at 0)
+        GenerationConfig config;
+        config.max_new_tokens = 64;
+        config.min_new_tokens = c.min_new_tokens;
+        const LogitsChain chain(config);
+        const std::vector<int> generated(static_cast<size_t>(c.generated_count), 0);
+        const DecodeContext context{{}, generated, c.generated_count, c.eos_ids};
+        Vec expected = c.logits;
+        int ran = 0;
+        for (const Processor& p : chain.processors()) {
+            if (p.name.rfind("min_new_tokens", 0) != 0) continue;
+            p.apply(expected, context);
+            ++ran;
+        }
+        REQUIRE(ran == (c.min_new_tokens > 0 ? 1 : 0));
+        FEEDBACK("a case drawn with seed " << seed << ": logits " << show(c.logits) << ", eos_ids "
+                                          << feedback::list(c.eos_ids) << ", generated_count " << c.generated_count
+                                          << ", min_new_tokens " << c.min_new_tokens);
+        FEEDBACK("expected: " << show(expected) << " (the library's min_new_tokens processor)");
+        FEEDBACK("found:    " << show(found[i]));
+        bool same = found[i].size() == expected.size();
+        for (size_t k = 0; same && k < expected.size(); ++k) same = found[i](k) == expected(k);  // -inf == -inf
+        FEEDBACK((same ? std::string()
+                       : "hint: mask (-inf) every EOS id inside the logits while generated_count < min_new_tokens (this "
+                         "step makes token generated_count + 1); from then on change nothing, and ignore an id outside "
+                         "the logits (negative, or V and above)"));
+        REQUIRE(same);
+    }
 }

@@ -1,16 +1,30 @@
 // Graded tests for chapter 07's exercises (see exercises/manifest.json).
+// Each exercise also meets cases drawn when the tests run, from a seed taken from the system (so
+// no stub can know them in advance): their answers come from the library's cached_attention_step,
+// kv_cache_bytes, reorder_rows and decode_roofline_ms in this test program, which never runs the
+// student's code (sandbox.hpp).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
 #include <xtensor/xview.hpp>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/rng.hpp"
 #include "decodebook/exercises.hpp"
+#include "decodebook/model/kv_cache.hpp"
+#include "decodebook/model/roofline.hpp"
+#include "drawn.hpp"
 #include "feedback.hpp"
 #include "golden.hpp"
+#include "sandbox.hpp"
 
 using namespace decodebook;
 using Vec = xt::xtensor<float, 1>;
@@ -284,6 +298,97 @@ TEST_CASE("ex07.1 the embedded model's layer 0 one position at a time", "[ex07.1
     CHECK(model_cases == 1);
 }
 
+TEST_CASE("ex07.1 on cases drawn when the test runs", "[ex07.1]") {
+    // 100 steps: 1 to 4 heads of size D 1 to 4, the new token at position 0 to 7 of a cache with
+    // 0 to 3 rows to spare (NaN, never to be read); earlier keys, values and the new [q | k | v]
+    // uniform in [-3, 3], and one case in 5 with one head per column and scores up to about 110
+    // (a softmax that overflows unless the largest score is subtracted first). The expected output
+    // and cache are the library's cached_attention_step on a copy of the same cache.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    struct Case {
+        Mat keys = {}, values = {};
+        size_t position = 0;
+        Vec qkv = {};
+        int n_head = 1;
+        bool large = false;
+    };
+    std::vector<Case> cases;
+    for (int i = 0; i < 100; ++i) {
+        Case c;
+        c.large = drawn::between(rng, 0, 4) == 0;
+        c.n_head = drawn::between(rng, 1, 4);
+        const size_t D = c.large ? 1 : static_cast<size_t>(drawn::between(rng, 1, 4)), C = D * static_cast<size_t>(c.n_head);
+        c.position = static_cast<size_t>(drawn::between(rng, 0, 7));
+        const size_t capacity = c.position + 1 + static_cast<size_t>(drawn::between(rng, 0, 3));
+        c.keys = nan_cache(capacity, C);
+        c.values = nan_cache(capacity, C);
+        const double range = c.large ? 10.5 : 3.0;
+        for (size_t s = 0; s < c.position; ++s)
+            for (size_t j = 0; j < C; ++j) {
+                c.keys(s, j) = static_cast<float>(drawn::uniform(rng, -range, range));
+                c.values(s, j) = static_cast<float>(drawn::uniform(rng, -3, 3));
+            }
+        c.qkv = xt::zeros<float>({3 * C});
+        for (size_t j = 0; j < 3 * C; ++j) c.qkv(j) = static_cast<float>(drawn::uniform(rng, -3, 3));
+        if (c.large)  // |q| from 8 to 10.5 against keys up to 10.5: scores up to about 110
+            for (size_t j = 0; j < 2 * C; ++j)
+                c.qkv(j) = static_cast<float>((drawn::between(rng, 0, 1) ? 1 : -1) *
+                                              drawn::uniform(rng, j < C ? 8.0 : 0.0, 10.5));
+        cases.push_back(c);
+    }
+    using Found = std::vector<std::tuple<Vec, Mat, Mat>>;  // (the output, the keys and values after)
+    const Found found = sandbox::run<Found>("your_cached_attention_step", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp)
+        for (const Case& c : cases) {
+            Mat keys = c.keys, values = c.values;
+            Vec y = your_cached_attention_step(keys, values, c.position, c.qkv, c.n_head);
+            out.emplace_back(y, keys, values);
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    // equal value by value, NaN where NaN is expected (rows never written)
+    const auto same_cache = [](const Mat& a, const Mat& b) {
+        if (a.shape() != b.shape()) return false;
+        for (size_t k = 0; k < a.size(); ++k)
+            if (!(a.data()[k] == b.data()[k] || (std::isnan(a.data()[k]) && std::isnan(b.data()[k])))) return false;
+        return true;
+    };
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        Mat keys = c.keys, values = c.values;
+        const Vec expected = cached_attention_step(keys, values, c.position, c.qkv, c.n_head);
+        const size_t C = c.keys.shape(1), D = C / static_cast<size_t>(c.n_head);
+        const Vec& out = std::get<0>(found[i]);
+        std::string earlier;
+        for (size_t s = 0; s < c.position; ++s)
+            earlier += "\n  position " + std::to_string(s) + ": key " + show(Vec(xt::view(c.keys, s, xt::all())), 16) +
+                       ", value " + show(Vec(xt::view(c.values, s, xt::all())), 16);
+        FEEDBACK("a case drawn with seed " << seed << ": C " << C << ", n_head " << c.n_head << " (head size D " << D
+                                          << "), position " << c.position << ", capacity " << c.keys.shape(0)
+                                          << " (rows after the position NaN)" << earlier << "\n  new: q | k | v "
+                                          << show(c.qkv, 48));
+        FEEDBACK("expected: " << show(expected, 16) << " (the library's cached_attention_step)\nfound:    " << show(out, 16));
+        const bool cache_ok = same_cache(std::get<1>(found[i]), keys) && same_cache(std::get<2>(found[i]), values);
+        std::vector<double> want(expected.begin(), expected.end());
+        const bool out_ok = close(out, want, 1e-4);
+        bool nan = false;
+        for (float x : out) nan = nan || !std::isfinite(x);
+        FEEDBACK((cache_ok ? std::string()
+                           : "hint: afterwards row " + std::to_string(c.position) +
+                                 " of keys holds k and of values v; no other row changes (the rows after it stay NaN)"));
+        FEEDBACK((!cache_ok || out_ok ? std::string()
+                  : nan ? "hint: a value that is not finite: a row after the position was read, or the softmax "
+                          "overflowed (subtract the largest score first)"
+                        : "hint: score_s = q_h . k_s,h / sqrt(D) with D = C / n_head = " + std::to_string(D) +
+                              " for s = 0.." + std::to_string(c.position) +
+                              " (the new token included); p = softmax(score); out_h = sum_s p_s v_s,h"));
+        REQUIRE(cache_ok);
+        REQUIRE(out_ok);
+    }
+}
+
 // --------------------------------------------------------------------------------- 07.2 KV size
 
 namespace {
@@ -361,6 +466,80 @@ TEST_CASE("ex07.2 a negative count is refused", "[ex07.2]") {
     check_kv_refused(-12, 1024, -768, 4, 1, "two negatives multiply to a positive number: still refused");
 }
 
+TEST_CASE("ex07.2 on cases drawn when the test runs", "[ex07.2]") {
+    // 300 sizes: five counts whose bits add up to 30 to 70 (so the exact size falls below, near and
+    // past 2^64), each a power of two one time in three, else any number of its bits; one case in 6
+    // all powers of two with a size of exactly 2^62 to 2^65 (2^63 fits, 2^64 does not); one case in
+    // 12 with a count 0 (the size is 0 however large the rest), one in 12 with a negative count.
+    // The expected answer is the library's kv_cache_bytes, or its refusal (decodebook::Error).
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    using Counts = std::array<int64_t, 5>;  // n_layer, positions, width, bytes_per_value, rows
+    std::vector<Counts> cases;
+    for (int i = 0; i < 300; ++i) {
+        Counts c{};
+        const int edge = drawn::between(rng, 0, 11);          // 0: a count 0, 1: a negative count
+        const bool powers = edge != 0 && drawn::between(rng, 0, 5) == 0;  // every count a power of two: 2^62 .. 2^65
+        // with a count 0 the others multiply to less than 2^64 (a 0 after counts whose product is past
+        // 2^64: the library says 0, the worked solution refuses; the exercise's cases never meet it)
+        int bits_left = (powers ? drawn::between(rng, 62, 65) : drawn::between(rng, 30, edge == 0 ? 58 : 70)) - 1;
+        for (size_t k = 0; k < c.size(); ++k) {
+            const int bits = k + 1 == c.size() ? std::clamp(bits_left, 0, 40)
+                                               : std::clamp(drawn::between(rng, 0, std::max(0, bits_left)), 0, 40);
+            bits_left -= bits;
+            const int64_t low = int64_t{1} << bits;
+            c[k] = powers || drawn::between(rng, 0, 2) == 0
+                       ? low
+                       : low + static_cast<int64_t>(rng.next_u64() % static_cast<uint64_t>(low));
+        }
+        for (int k = 4; k > 0; --k)  // shuffled: the first counts drew the most bits
+            std::swap(c[static_cast<size_t>(k)], c[static_cast<size_t>(drawn::between(rng, 0, k))]);
+        if (edge == 0) c[static_cast<size_t>(drawn::between(rng, 0, 4))] = 0;
+        if (edge == 1) c[static_cast<size_t>(drawn::between(rng, 0, 4))] *= -1;
+        cases.push_back(c);
+    }
+    using Found = std::vector<std::optional<uint64_t>>;  // no value: refused with decodebook::Error
+    const Found found = sandbox::run<Found>("your_kv_cache_bytes", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp)
+        for (const Counts& c : cases) {
+            try {
+                out.push_back(your_kv_cache_bytes(c[0], c[1], c[2], c[3], c[4]));
+            } catch (const Error&) {
+                out.push_back(std::nullopt);
+            }
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    const auto show_bytes = [](const std::optional<uint64_t>& b) {
+        return b ? std::to_string(*b) + " bytes" : std::string("decodebook::Error thrown");
+    };
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Counts& c = cases[i];
+        std::optional<uint64_t> expected;
+        try {
+            expected = kv_cache_bytes(c[0], c[1], c[2], c[3], c[4]);
+        } catch (const Error&) {
+        }
+        long double exact = 2;  // the size without wrapping (64 bits of mantissa), for the message
+        for (int64_t f : c) exact *= static_cast<long double>(f);
+        FEEDBACK("a case drawn with seed " << seed << ": " << kv_input(c[0], c[1], c[2], c[3], c[4]).substr(7)
+                                          << " (exactly about " << feedback::num(static_cast<double>(exact), 8) << " bytes)");
+        FEEDBACK("expected: " << show_bytes(expected) << " (the library's kv_cache_bytes)\nfound:    " << show_bytes(found[i]));
+        const bool negative = std::any_of(c.begin(), c.end(), [](int64_t f) { return f < 0; });
+        FEEDBACK((found[i] == expected ? std::string()
+                  : negative           ? "hint: a negative count is refused with decodebook::Error, even when another is 0 or "
+                                         "two negatives multiply to a positive size"
+                  : expected && *expected == 0
+                      ? std::string("hint: a count of 0 makes the size 0, however large the others are")
+                  : expected ? "hint: the exact product 2 x n_layer x positions x width x bytes_per_value x rows fits in 64 "
+                               "unsigned bits (up to 2^64 - 1): return it"
+                             : "hint: the exact product is 2^64 or more: refuse it with decodebook::Error before it wraps "
+                               "(check each multiplication against the largest uint64_t divided by the factor)"));
+        REQUIRE(found[i] == expected);
+    }
+}
+
 // ---------------------------------------------------------------------------------- 07.3 reorder
 
 TEST_CASE("ex07.3 a swap reads each row before it is overwritten", "[ex07.3]") {
@@ -399,6 +578,86 @@ TEST_CASE("ex07.3 a bad source is refused and leaves the rows as they were", "[e
         FEEDBACK("found:    " << found << ", the rows hold the old rows " << show(rows_held(rows)));
         CHECK(found == "decodebook::Error");
         CHECK(rows_held(rows) == std::vector<int>{0, 1, 2});
+    }
+}
+
+TEST_CASE("ex07.3 on cases drawn when the test runs", "[ex07.3]") {
+    // 200 reorders of 1 to 6 rows of 1 to 3 positions and 1 to 4 values (row r, position p, value
+    // c holds 100 r + 10 p + c): sources with repeats, permutations (swaps, cycles, the identity),
+    // and one in 8 a bad source (a size off by one, or an index -1 or R) that must be refused
+    // before any row changes. The expected rows are the library's reorder_rows on a copy.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    struct Case {
+        Rows rows = {};
+        std::vector<int> source = {};
+    };
+    std::vector<Case> cases;
+    for (int i = 0; i < 200; ++i) {
+        const int R = drawn::between(rng, 1, 6);
+        Case c{numbered_rows(static_cast<size_t>(R), static_cast<size_t>(drawn::between(rng, 1, 3)),
+                             static_cast<size_t>(drawn::between(rng, 1, 4))),
+               {}};
+        const int kind = drawn::between(rng, 0, 7);
+        if (kind < 3) {  // a permutation
+            for (int r = 0; r < R; ++r) c.source.push_back(r);
+            for (int k = R - 1; k > 0; --k)
+                std::swap(c.source[static_cast<size_t>(k)], c.source[static_cast<size_t>(drawn::between(rng, 0, k))]);
+        } else {  // any rows, repeats allowed
+            for (int r = 0; r < R; ++r) c.source.push_back(drawn::between(rng, 0, R - 1));
+        }
+        if (kind == 7) {  // a bad source
+            const int bad = drawn::between(rng, 0, 2);
+            if (bad == 0) c.source.push_back(drawn::between(rng, 0, R - 1));
+            else if (bad == 1) c.source.pop_back();
+            else c.source[static_cast<size_t>(drawn::between(rng, 0, R - 1))] = drawn::between(rng, 0, 1) ? R : -1;
+        }
+        cases.push_back(c);
+    }
+    using Found = std::vector<std::tuple<bool, Rows>>;  // (refused with decodebook::Error, the rows after)
+    const Found found = sandbox::run<Found>("your_reorder_rows", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp)
+        for (const Case& c : cases) {
+            Rows rows = c.rows;
+            bool refused = false;
+            try {
+                your_reorder_rows(rows, c.source);
+            } catch (const Error&) {
+                refused = true;
+            }
+            out.emplace_back(refused, rows);
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        Rows expected = c.rows;
+        bool refused = false;
+        try {
+            reorder_rows(expected, c.source);
+        } catch (const Error&) {
+            refused = true;
+        }
+        const bool found_refused = std::get<0>(found[i]);
+        const Rows& rows = std::get<1>(found[i]);
+        const size_t R = c.rows.shape(0);
+        FEEDBACK("a case drawn with seed " << seed << ": " << R << " rows of " << c.rows.shape(1) << " positions and "
+                                          << c.rows.shape(2) << " values (row r, position p, value c holds 100 r + 10 p + c), source "
+                                          << show(c.source));
+        FEEDBACK("expected: " << (refused ? "decodebook::Error thrown, the rows left as the old rows "
+                                          : "the old rows ")
+                              << show(rows_held(expected)) << " (the library's reorder_rows)");
+        FEEDBACK("found:    " << (found_refused ? "decodebook::Error thrown, " : "no exception, ") << "the old rows "
+                              << show(rows_held(rows)) << " (-1: a row that is no old row)");
+        const bool same = found_refused == refused && rows.shape() == expected.shape() && rows == expected;
+        FEEDBACK((same ? std::string()
+                  : refused ? "hint: the source must hold one index per row (" + std::to_string(R) +
+                                  "), each in 0.." + std::to_string(R - 1) +
+                                  ": check them all before writing, so a refused call leaves the rows as they were"
+                            : std::string("hint: row r becomes the old row source[r], for every r at once: read from a copy "
+                                          "of the old rows, never from rows already overwritten")));
+        REQUIRE(same);
     }
 }
 
@@ -499,4 +758,77 @@ TEST_CASE("ex07.4 bad arguments are refused", "[ex07.4]") {
     check_roofline_refused(gpt2, 4, std::numeric_limits<double>::infinity(), "an infinite bandwidth");
     check_roofline_refused(shape(50257, 768, -12), 4, 1e9, "a negative n_layer");
     check_roofline_refused(shape(-50257, -768, 12), 4, 1e9, "two negative sizes multiply to a positive count: still refused");
+}
+
+TEST_CASE("ex07.4 on cases drawn when the test runs", "[ex07.4]") {
+    // 200 shapes: vocabularies of 1 to 100,000, widths 1 to 8,192, 1 to 96 layers (one in 4 tiny: 0 to 4,
+    // zeros included), 1 to 8 bytes per
+    // weight and bandwidths from 10^8 to 10^13 bytes/s; one case in 8 with a bad argument (bytes per
+    // weight 0 or negative; a bandwidth 0, negative, infinite or NaN; a negative size) to refuse.
+    // The expected answer is the library's decode_roofline_ms, or its refusal (decodebook::Error).
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    struct Case {
+        ModelConfig config = {};
+        int bytes_per_weight = 4;
+        double bandwidth = 1e9;
+    };
+    std::vector<Case> cases;
+    for (int i = 0; i < 200; ++i) {
+        Case c;
+        const bool tiny = drawn::between(rng, 0, 3) == 0;  // one case in 4: tiny shapes, zeros included
+        c.config = tiny ? shape(drawn::between(rng, 0, 4), drawn::between(rng, 0, 4), drawn::between(rng, 0, 3))
+                        : shape(drawn::between(rng, 1, 100000), drawn::between(rng, 1, 8192), drawn::between(rng, 1, 96));
+        const int widths[] = {1, 2, 4, 8, 3};
+        c.bytes_per_weight = widths[drawn::between(rng, 0, 4)];
+        c.bandwidth = std::pow(10.0, drawn::uniform(rng, 8, 13));
+        if (drawn::between(rng, 0, 7) == 0) {
+            switch (drawn::between(rng, 0, 7)) {
+                case 0: c.bytes_per_weight = 0; break;
+                case 1: c.bytes_per_weight = -drawn::between(rng, 1, 4); break;
+                case 2: c.bandwidth = 0; break;
+                case 3: c.bandwidth = -c.bandwidth; break;
+                case 4: c.bandwidth = std::numeric_limits<double>::infinity(); break;
+                case 5: c.bandwidth = std::numeric_limits<double>::quiet_NaN(); break;
+                case 6: c.config.n_layer = -drawn::between(rng, 1, 48); break;
+                default: (drawn::between(rng, 0, 1) ? c.config.vocab_size : c.config.n_embd) *= -1; break;
+            }
+        }
+        cases.push_back(c);
+    }
+    using Found = std::vector<std::optional<double>>;  // no value: refused with decodebook::Error
+    const Found found = sandbox::run<Found>("your_decode_roofline_ms", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp)
+        for (const Case& c : cases) {
+            try {
+                out.push_back(your_decode_roofline_ms(c.config, c.bytes_per_weight, c.bandwidth));
+            } catch (const Error&) {
+                out.push_back(std::nullopt);
+            }
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    const auto show_ms = [](const std::optional<double>& ms) {
+        return ms ? feedback::num(*ms, 12) + " ms" : std::string("decodebook::Error thrown");
+    };
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        std::optional<double> expected;
+        try {
+            expected = decode_roofline_ms(c.config, c.bytes_per_weight, c.bandwidth);
+        } catch (const Error&) {
+        }
+        FEEDBACK("a case drawn with seed " << seed << ": " << show(c.config) << ", bytes_per_weight " << c.bytes_per_weight
+                                          << ", bandwidth " << feedback::num(c.bandwidth, 17) << " bytes/s");
+        FEEDBACK("expected: " << show_ms(expected) << " (the library's decode_roofline_ms)\nfound:    " << show_ms(found[i]));
+        const bool same = expected ? found[i] && *found[i] == Approx(*expected).epsilon(1e-12) : !found[i];
+        FEEDBACK((same ? std::string()
+                  : !expected ? "hint: refuse with decodebook::Error a bytes_per_weight below 1, a bandwidth that is not a "
+                                "positive finite number, and a negative vocab_size, n_embd or n_layer"
+                  : !found[i] ? "hint: every argument is valid here (sizes of 0 are fine): return the time"
+                              : "hint: one step reads V C (wte, also the lm_head) + C (one wpe row) + 2 C (ln_f) + n_layer (12 "
+                                "C^2 + 13 C) weights, each bytes_per_weight bytes; time = bytes / bandwidth x 1000 ms"));
+        REQUIRE(same);
+    }
 }

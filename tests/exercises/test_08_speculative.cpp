@@ -1,5 +1,8 @@
 // Graded tests for chapter 08's exercises (see exercises/manifest.json). The cases are facts from
 // the engines' own tests (the source is named beside each) or worked by hand.
+// Each exercise also meets cases drawn when the tests run, from a seed taken from the system (so
+// no stub can know them in advance): their answers come from the library's accept_draft, residual
+// and prompt_lookup_hf in this test program, which never runs the student's code (sandbox.hpp).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -8,12 +11,15 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/base/rng.hpp"
+#include "decodebook/decoding/speculative.hpp"
 #include "decodebook/exercises.hpp"
 #include "decodebook/sampling/sampling.hpp"
+#include "drawn.hpp"
 #include "feedback.hpp"
 #include "golden.hpp"
 #include "sandbox.hpp"
@@ -337,6 +343,103 @@ TEST_CASE("ex08.1 bad input is refused", "[ex08.1]") {
     check_refused({Vec{0.0f, 0.0f, 0.0f}, std::nullopt, 1, 0.5, 0.5}, "q null, p all 0: nothing to keep or draw");
 }
 
+TEST_CASE("ex08.1 on cases drawn when the test runs", "[ex08.1]") {
+    // 300 positions: vocabularies of 2 to 8 ids, p and q in eighths (8 units dealt at random, so
+    // zeros are common and every ratio p(x) / q(x) is exact), q null one time in 3; the accept coin
+    // uniform, or one time in 4 exactly p(x) / q(x) where that ratio is exact in binary; the
+    // residual coin uniform. One case in 15 meets a refusal: x outside the vocabulary (-1 or V), or
+    // an empty residual (q equal to p and p(x) = 0, or p all 0 with q null). The expected token is
+    // the library's: x when accept_draft keeps it, else sample_inverse_cdf of residual(p, q, x).
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    struct Case {
+        Vec p = {};
+        std::optional<Vec> q = {};
+        int x = 0;
+        double accept_coin = 0, residual_coin = 0;
+    };
+    const auto eighths = [&](size_t V) {  // 8 units dealt at random over V ids
+        Vec v = xt::zeros<float>({V});
+        for (int unit = 0; unit < 8; ++unit) v(static_cast<size_t>(drawn::between(rng, 0, static_cast<int>(V) - 1))) += 0.125f;
+        return v;
+    };
+    std::vector<Case> cases;
+    for (int i = 0; i < 300; ++i) {
+        Case c;
+        const int V = drawn::between(rng, 2, 8);
+        c.p = eighths(static_cast<size_t>(V));
+        if (drawn::between(rng, 0, 2)) c.q = eighths(static_cast<size_t>(V));
+        c.x = drawn::between(rng, 0, V - 1);
+        c.accept_coin = rng.coin();
+        c.residual_coin = rng.coin();
+        const double px = c.p(static_cast<size_t>(c.x)), qx = c.q ? (*c.q)(static_cast<size_t>(c.x)) : 1.0;
+        const int eighths_q = static_cast<int>(qx * 8);
+        if (drawn::between(rng, 0, 3) == 0 && px > 0 && (eighths_q == 1 || eighths_q == 2 || eighths_q == 4 || eighths_q == 8) &&
+            px / qx < 1)
+            c.accept_coin = px / qx;  // the coin exactly at the ratio: not kept
+        if (drawn::between(rng, 0, 14) == 0) {
+            switch (drawn::between(rng, 0, 2)) {
+                case 0: c.x = drawn::between(rng, 0, 1) ? V : -1; break;
+                case 1:  // q = p and p(x) = 0: never kept, and nothing left to draw
+                    c.p(static_cast<size_t>(c.x)) = 0;
+                    c.q = c.p;
+                    break;
+                default:
+                    c.p.fill(0);
+                    c.q.reset();
+                    break;
+            }
+        }
+        cases.push_back(c);
+    }
+    using Found = std::vector<std::tuple<bool, int>>;  // (refused with decodebook::Error, the token)
+    const Found found = sandbox::run<Found>("your_verify_position", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp)
+        for (const Case& c : cases) {
+            try {
+                out.emplace_back(false, your_verify_position(c.p, c.q ? &*c.q : nullptr, c.x, c.accept_coin, c.residual_coin));
+            } catch (const Error&) {
+                out.emplace_back(true, -1);
+            }
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    const auto show_verdict = [](bool refused, int token) {
+        return refused ? std::string("decodebook::Error thrown") : "token " + std::to_string(token);
+    };
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        const Vec* q = c.q ? &*c.q : nullptr;
+        bool refused = false, kept = false;
+        int expected = -1;
+        try {
+            kept = accept_draft(c.p, q, c.x, c.accept_coin);
+            expected = kept ? c.x : sample_inverse_cdf(residual(c.p, q, c.x), c.residual_coin);
+        } catch (const Error&) {
+            refused = true;
+        }
+        const bool found_refused = std::get<0>(found[i]);
+        const int token = std::get<1>(found[i]);
+        const Call call{c.p, c.q, c.x, c.accept_coin, c.residual_coin};
+        FEEDBACK("a case drawn with seed " << seed << ":\n" << call.text());
+        FEEDBACK("expected: " << show_verdict(refused, expected) << " (the library's accept_draft, residual and "
+                              << "sample_inverse_cdf)\nfound:    " << show_verdict(found_refused, token));
+        const bool same = found_refused == refused && (refused || token == expected);
+        FEEDBACK((same ? std::string()
+                  : refused || found_refused
+                      ? "hint: refuse with decodebook::Error an x outside the vocabulary, and a rejection whose residual "
+                        "has nothing left to draw (max(0, p - q) all 0; null q: p without x all 0)"
+                  : kept ? "hint: x is kept when accept_coin < p(x) / q(x) (q(x) = 1 for a null q)"
+                  : token == c.x
+                      ? "hint: x is not kept here: it needs accept_coin < p(x) / q(x) strictly, and never when p(x) or "
+                        "q(x) is 0"
+                      : "hint: x is rejected; the replacement is what sample_inverse_cdf draws with residual_coin from "
+                        "max(0, p - q) (null q: p with x removed)"));
+        REQUIRE(same);
+    }
+}
+
 // ----------------------------------------------------------------------------- 08.2 prompt lookup
 
 TEST_CASE("ex08.2 HF test_prompt_lookup_decoding_stops_at_eos proposes nothing", "[ex08.2]") {
@@ -417,4 +520,49 @@ TEST_CASE("ex08.2 short sequences num_tokens and the end of the sequence", "[ex0
     check_lookup({1, 2, 1}, 1, 10, {}, {2, 1}, "the continuation stops at the end of the sequence");
     check_lookup({1, 2, 3, 4, 1}, 1, 1, {}, {2}, "num_tokens 1");
     check_lookup({1, 2, 3, 4, 1}, 2, 10, {}, {2, 3, 4, 1}, "no earlier [4, 1]; [1] at 0, up to the end");
+}
+
+TEST_CASE("ex08.2 on cases drawn when the test runs", "[ex08.2]") {
+    // 300 lookups: sequences of 0 to 16 tokens over 0..3 (so n-grams repeat often), max_ngram 1 to
+    // 5, num_tokens 1 to 6, 0 to 2 EOS ids from 0..4 (4 never occurs). The expected proposal is
+    // the library's prompt_lookup_hf.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    struct Case {
+        Ids sequence = {};
+        int max_ngram = 1, num_tokens = 1;
+        Ids eos_ids = {};
+    };
+    std::vector<Case> cases;
+    for (int i = 0; i < 300; ++i) {
+        Case c;
+        for (int k = drawn::between(rng, 0, 16); k > 0; --k) c.sequence.push_back(drawn::between(rng, 0, 3));
+        c.max_ngram = drawn::between(rng, 1, 5);
+        c.num_tokens = drawn::between(rng, 1, 6);
+        for (int k = drawn::between(rng, 0, 2); k > 0; --k) c.eos_ids.push_back(drawn::between(rng, 0, 4));
+        cases.push_back(c);
+    }
+    const std::vector<Ids> found = sandbox::run<std::vector<Ids>>("your_prompt_lookup", [&] {
+        std::vector<Ids> out;  // every call in one sandboxed child (sandbox.hpp)
+        for (const Case& c : cases) out.push_back(your_prompt_lookup(c.sequence, c.max_ngram, c.num_tokens, c.eos_ids));
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        const Ids expected = prompt_lookup_hf(c.sequence, c.max_ngram, c.num_tokens, c.eos_ids);
+        FEEDBACK("a case drawn with seed " << seed << ": sequence " << show(c.sequence) << "\nmax_ngram " << c.max_ngram
+                                          << ", num_tokens " << c.num_tokens << ", eos_ids " << show(c.eos_ids));
+        FEEDBACK("expected: " << show(expected) << " (the library's prompt_lookup_hf)\nfound:    " << show(found[i]));
+        const bool same = found[i] == expected;
+        FEEDBACK((same ? std::string()
+                  : found[i] == mutant_lookup(c.sequence, c.max_ngram, c.num_tokens, c.eos_ids, false)
+                      ? "hint: for each n the leftmost earlier occurrence of the last n tokens wins, not the rightmost"
+                  : found[i] == mutant_lookup(c.sequence, c.max_ngram, c.num_tokens, c.eos_ids, true)
+                      ? "hint: the first match decides, even when its continuation is shorter (or cut to nothing by an EOS)"
+                      : "hint: try n from min(max_ngram, length - 1) down to 1, the starts from the left; the first match "
+                        "proposes up to num_tokens of what follows it, stopping at the end of the sequence and before "
+                        "the first EOS"));
+        REQUIRE(same);
+    }
 }

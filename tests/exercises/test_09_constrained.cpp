@@ -2,19 +2,27 @@
 // the engines' own tests (the source is named beside each) or worked by hand; the large ones hold
 // a student's answer against the library's (Dfa::walk, allowed_tokens), which the engine tests
 // (tests/test_constraint.cpp, tests/test_regex.cpp) hold against PCRE2 and the peers.
+// Each exercise also meets cases drawn when the tests run, from a seed taken from the system (so
+// no stub can know them in advance): patterns, states and tokens drawn at random, their answers
+// from the library's Dfa::walk and allowed_tokens in this test program, which never runs the
+// student's code (sandbox.hpp).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/rng.hpp"
 #include "decodebook/constrain/json_schema.hpp"
 #include "decodebook/constrain/regex.hpp"
 #include "decodebook/constrain/token_index.hpp"
 #include "decodebook/exercises.hpp"
+#include "drawn.hpp"
 #include "feedback.hpp"
 #include "golden.hpp"
 #include "sandbox.hpp"
@@ -151,6 +159,188 @@ TEST_CASE("ex09.1 a state the DFA does not have is refused", "[ex09.1]") {
                   "only -1 (Dfa::kDead) is a negative state");
 }
 
+namespace {
+
+// ---------------------------------------------------------------- the drawn cases' automata
+
+std::string draw_regex(Rng& rng, int depth);
+
+// One atom: a literal (a, b, 0, x, a space written \x20 so that a message never breaks a pattern
+// at it, an escaped dot, é as two bytes), a class ([ab], [0-9], [^a], ., \d) or, at depths 0
+// and 1, a group.
+std::string draw_atom(Rng& rng, int depth) {
+    static const std::vector<std::string> atoms{"a", "b", "0", "x", "\\x20", "\\.",
+                                                "\xC3\xA9", "[ab]", "[0-9]", "[^a]", ".", "\\d"};
+    if (depth < 2 && rng.next_u64() % 5 == 0) return "(" + draw_regex(rng, depth + 1) + ")";
+    return atoms[rng.next_u64() % atoms.size()];
+}
+
+// An atom, quantified by ?, *, +, {m} or {m,n} half the time.
+std::string draw_piece(Rng& rng, int depth) {
+    const std::string atom = draw_atom(rng, depth);
+    switch (rng.next_u64() % 10) {
+        case 0: return atom + "?";
+        case 1: return atom + "*";
+        case 2: return atom + "+";
+        case 3: return atom + "{" + std::to_string(drawn::between(rng, 1, 3)) + "}";
+        case 4: {
+            const int m = drawn::between(rng, 0, 2);
+            return atom + "{" + std::to_string(m) + "," + std::to_string(drawn::between(rng, m, 3)) + "}";
+        }
+        default: return atom;
+    }
+}
+
+// 1 to 3 branches (fewer inside groups) of 1 to 4 pieces each.
+std::string draw_regex(Rng& rng, int depth) {
+    std::string s;
+    for (int b = 0, branches = drawn::between(rng, 1, 3 - depth); b < branches; ++b) {
+        if (b) s += "|";
+        for (int p = 0, pieces = drawn::between(rng, 1, 4); p < pieces; ++p) s += draw_piece(rng, depth);
+    }
+    return s;
+}
+
+// A drawn pattern and its automaton.
+struct DrawnDfa {
+    std::string pattern;
+    Dfa dfa;
+};
+
+DrawnDfa draw_dfa(Rng& rng) {
+    for (;;) {
+        DrawnDfa d;
+        d.pattern = draw_regex(rng, 0);
+        try {
+            d.dfa = compile_regex(d.pattern);
+            return d;
+        } catch (const Error&) {  // none of this family should be refused; draw another if one is
+        }
+    }
+}
+
+// A state to walk from: kDead one time in 10, one the DFA does not have one time in 20, else any.
+int32_t draw_state(Rng& rng, const Dfa& dfa) {
+    const uint64_t kind = rng.next_u64() % 20;
+    const int32_t n = static_cast<int32_t>(dfa.states());
+    if (kind < 2) return Dfa::kDead;
+    if (kind == 2) return rng.next_u64() % 2 ? n + drawn::between(rng, 0, 3) : -2 - drawn::between(rng, 0, 3);
+    return drawn::between(rng, 0, n - 1);
+}
+
+// 0 to `longest` bytes of the patterns' alphabet and beyond (UTF-8 lead and continuation bytes,
+// 0xFF, a newline).
+std::string pool_bytes(Rng& rng, int longest) {
+    static const std::string pool = std::string("ab0x1 .\n") + "\xC3\xA9\x80\xFF";
+    std::string t;
+    for (int i = 0, n = drawn::between(rng, 0, longest); i < n; ++i) t += pool[rng.next_u64() % pool.size()];
+    return t;
+}
+
+// 1 to `longest` bytes that stay alive from `state` (a state of `dfa`), one time in 3 with one
+// byte of the pool more.
+std::string live_bytes(Rng& rng, const Dfa& dfa, int32_t state, int longest) {
+    std::string t;
+    for (int i = 0, n = drawn::between(rng, 1, longest); i < n; ++i) {
+        std::vector<uint8_t> live;
+        for (int b = 0; b < 256; ++b)
+            if (dfa.step(state, static_cast<uint8_t>(b)) != Dfa::kDead) live.push_back(static_cast<uint8_t>(b));
+        if (live.empty()) break;
+        const uint8_t b = live[rng.next_u64() % live.size()];
+        t += static_cast<char>(b);
+        state = dfa.step(state, b);
+    }
+    return rng.next_u64() % 3 ? t : t + pool_bytes(rng, 1);
+}
+
+// A token to walk from `state`: pool bytes, a token of the model, or bytes alive from `state`.
+std::string draw_token(Rng& rng, const Dfa& dfa, int32_t state, const Vocabulary& model_vocabulary) {
+    const uint64_t kind = rng.next_u64() % 10;
+    if (kind < 2) return model_vocabulary.bytes[rng.next_u64() % model_vocabulary.bytes.size()];
+    if (kind < 5 || state < 0 || static_cast<size_t>(state) >= dfa.states()) return pool_bytes(rng, 5);
+    return live_bytes(rng, dfa, state, 6);
+}
+
+// The library's walk, byte by byte: "from state 2: 'a' -> 3, \"\\xC3\" -> 5, 'b' -> kDead".
+std::string walk_hint(const Dfa& dfa, int32_t state, const std::string& token) {
+    if (state != Dfa::kDead && (state < 0 || static_cast<size_t>(state) >= dfa.states()))
+        return "the states are 0 .. " + std::to_string(dfa.states() - 1) +
+               " and kDead (-1): refuse any other with decodebook::Error";
+    std::string s = "the library's walk from state " + state_text(state) + ":";
+    if (state == Dfa::kDead) return s + " kDead stays kDead";
+    if (token.empty()) return s + " an empty token stays where it is";
+    for (size_t i = 0; i < token.size() && state != Dfa::kDead; ++i) {
+        state = dfa.step(state, static_cast<uint8_t>(token[i]));
+        s += (i ? ", " : " ") + golden::c_literal(token.substr(i, 1)) + " -> " + state_text(state);
+    }
+    return s + " (each byte as 0..255; the first kDead ends the walk)";
+}
+
+}  // namespace
+
+TEST_CASE("ex09.1 on cases drawn when the test runs", "[ex09.1]") {
+    // 30 patterns drawn from a small family (literals, classes, ., groups, ?, *, +, {m}, {m,n},
+    // alternation), 10 walks each: from any state, kDead, or one in 20 a state the DFA does not
+    // have (refused); tokens of 0 to 5 bytes (UTF-8 halves and 0xFF among them), tokens of the
+    // model, and tokens that stay alive from their state. The expected states are the library's
+    // Dfa::walk.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    const Vocabulary model_vocabulary = golden::tokenizer().vocabulary();
+    struct Case {
+        size_t dfa = 0;
+        int32_t state = 0;
+        std::string token;
+    };
+    std::vector<DrawnDfa> dfas;
+    std::vector<Case> cases;
+    for (size_t d = 0; d < 30; ++d) {
+        dfas.push_back(draw_dfa(rng));
+        for (int i = 0; i < 10; ++i) {
+            Case c;
+            c.dfa = d;
+            c.state = draw_state(rng, dfas[d].dfa);
+            c.token = draw_token(rng, dfas[d].dfa, c.state, model_vocabulary);
+            cases.push_back(c);
+        }
+    }
+    using Found = std::vector<std::tuple<bool, int32_t>>;  // (refused, the state)
+    const Found found = sandbox::run<Found>("your_walk_token", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp), not one child each
+        for (const Case& c : cases) {
+            try {
+                out.emplace_back(false, your_walk_token(dfas[c.dfa].dfa, c.state, c.token));
+            } catch (const Error&) {
+                out.emplace_back(true, 0);
+            }
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        const Dfa& dfa = dfas[c.dfa].dfa;
+        bool refused = false;
+        int32_t expected = 0;
+        try {
+            expected = dfa.walk(c.state, c.token);
+        } catch (const Error&) {
+            refused = true;
+        }
+        const bool found_refused = std::get<0>(found[i]);
+        const int32_t state = std::get<1>(found[i]);
+        const bool same = found_refused == refused && (refused || state == expected);
+        const auto answer = [](bool r, int32_t s) { return r ? std::string("decodebook::Error (refused)") : state_text(s); };
+        FEEDBACK("a case drawn with seed " << seed << ": the DFA of \"" << dfas[c.dfa].pattern << "\" (" << dfa.states()
+                                          << " states), state " << state_text(c.state) << ", token "
+                                          << golden::c_literal(c.token));
+        FEEDBACK("expected: " << answer(refused, expected) << " (the library's Dfa::walk)\nfound:    "
+                              << answer(found_refused, state));
+        FEEDBACK((same ? std::string() : "hint: " + walk_hint(dfa, c.state, c.token)));
+        REQUIRE(same);
+    }
+}
+
 // ------------------------------------------------------------------------------------------ 09.2
 
 namespace {
@@ -275,4 +465,124 @@ TEST_CASE("ex09.2 bad input is refused", "[ex09.2]") {
                   "an EOS id outside the vocabulary");
     check_refused([&] { return feedback::list(your_allowed_tokens(d, Dfa::kDead, v, Ids{9})); }, "state kDead, eos_ids [9]",
                   "the EOS ids are checked whatever the state");
+}
+
+namespace {
+
+// Why the library allows `id` in `state` or not, in words.
+std::string allowed_reason(const Dfa& dfa, int32_t state, const Vocabulary& v, const Ids& eos, int id) {
+    const std::string at = "id " + std::to_string(id) + " " + golden::c_literal(v.bytes[static_cast<size_t>(id)]) + ": ";
+    if (std::find(eos.begin(), eos.end(), id) != eos.end())
+        return at + "an EOS id, allowed exactly when the state accepts (state " + state_text(state) +
+               (dfa.accepting[static_cast<size_t>(state)] ? " does" : " does not") + "), and never walked as text";
+    if (v.is_special(id)) return at + "a special token: never text, never allowed";
+    if (v.bytes[static_cast<size_t>(id)].empty()) return at + "an empty token walks nowhere: never allowed";
+    const int32_t to = dfa.walk(state, v.bytes[static_cast<size_t>(id)]);
+    return at + "its bytes walk from state " + state_text(state) + " to " + state_text(to) +
+           (to == Dfa::kDead ? ": not allowed" : ", a live state: allowed");
+}
+
+// The first id on which the two lists differ, explained.
+std::string allowed_hint(const Dfa& dfa, int32_t state, const Vocabulary& v, const Ids& eos, bool refused,
+                         const Ids& expected, const Ids& found) {
+    if (refused)
+        return "an EOS id outside 0 .. V-1, or a state that is neither kDead nor one of the DFA's, is refused with "
+               "decodebook::Error (the EOS ids first, whatever the state)";
+    if (state == Dfa::kDead) return "nothing is allowed in kDead";
+    for (int id = 0; id < v.size(); ++id) {
+        const bool e = std::find(expected.begin(), expected.end(), id) != expected.end();
+        const bool f = std::find(found.begin(), found.end(), id) != found.end();
+        if (e != f) return allowed_reason(dfa, state, v, eos, id);
+    }
+    return "the ids ascending, each once (an EOS id listed twice is allowed once)";
+}
+
+}  // namespace
+
+TEST_CASE("ex09.2 on cases drawn when the test runs", "[ex09.2]") {
+    // 20 patterns of the family ex09.1's drawn cases use, each with a vocabulary of 4 to 12
+    // tokens (empty ones, specials, tokens that walk some way into the pattern, bytes beyond
+    // it, tokens of the model) and 0 to 2 EOS ids (an ordinary or special token, repeats
+    // allowed), in 8 states each: any state (the vocabulary's live tokens drawn from those
+    // states), kDead, or one the DFA does not have (refused); one case in 20 also names an EOS id
+    // outside the vocabulary (refused). The expected ids are the library's allowed_tokens.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    const Vocabulary model_vocabulary = golden::tokenizer().vocabulary();
+    struct Case {
+        size_t dfa = 0;
+        int32_t state = 0;
+        Ids eos;
+    };
+    std::vector<DrawnDfa> dfas;
+    std::vector<Vocabulary> vocabularies;
+    std::vector<Case> cases;
+    for (size_t d = 0; d < 20; ++d) {
+        dfas.push_back(draw_dfa(rng));
+        const Dfa& dfa = dfas[d].dfa;
+        std::vector<int32_t> states;  // the cases' states first, so that the tokens can fit them
+        for (int i = 0; i < 8; ++i) states.push_back(draw_state(rng, dfa));
+        Vocabulary v;
+        for (int id = 0, n = drawn::between(rng, 4, 12); id < n; ++id) {
+            const uint64_t kind = rng.next_u64() % 10;
+            const int32_t from = rng.next_u64() % 4 ? states[rng.next_u64() % states.size()] : dfa.start;
+            if (kind == 0)
+                v.bytes.emplace_back();
+            else if (kind == 1)
+                v.bytes.push_back(model_vocabulary.bytes[rng.next_u64() % model_vocabulary.bytes.size()]);
+            else if (kind < 4 || from < 0 || static_cast<size_t>(from) >= dfa.states())
+                v.bytes.push_back(pool_bytes(rng, 3));
+            else
+                v.bytes.push_back(live_bytes(rng, dfa, from, 3));
+            if (rng.next_u64() % 8 == 0) v.special.push_back(id);  // ascending, as Vocabulary wants
+        }
+        vocabularies.push_back(v);
+        for (int32_t state : states) {
+            Case c;
+            c.dfa = d;
+            c.state = state;
+            for (int k = 0, n = drawn::between(rng, 0, 2); k < n; ++k) c.eos.push_back(drawn::between(rng, 0, v.size() - 1));
+            if (rng.next_u64() % 20 == 0) c.eos.push_back(rng.next_u64() % 2 ? v.size() : -1);
+            cases.push_back(c);
+        }
+    }
+    using Found = std::vector<std::tuple<bool, Ids>>;  // (refused, the ids)
+    const Found found = sandbox::run<Found>("your_allowed_tokens", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp), not one child each
+        for (const Case& c : cases) {
+            try {
+                out.emplace_back(false, your_allowed_tokens(dfas[c.dfa].dfa, c.state, vocabularies[c.dfa], c.eos));
+            } catch (const Error&) {
+                out.emplace_back(true, Ids{});
+            }
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        const Dfa& dfa = dfas[c.dfa].dfa;
+        const Vocabulary& v = vocabularies[c.dfa];
+        bool refused = false;
+        Ids expected;
+        try {
+            expected = allowed_tokens(dfa, c.state, v, c.eos);
+        } catch (const Error&) {
+            refused = true;
+        }
+        const bool found_refused = std::get<0>(found[i]);
+        const Ids& ids = std::get<1>(found[i]);
+        const bool same = found_refused == refused && (refused || ids == expected);
+        const bool valid = c.state >= 0 && static_cast<size_t>(c.state) < dfa.states();
+        const auto answer = [](bool r, const Ids& a) { return r ? std::string("decodebook::Error (refused)") : feedback::list(a); };
+        FEEDBACK("a case drawn with seed " << seed << ": the DFA of \"" << dfas[c.dfa].pattern << "\" (" << dfa.states()
+                                          << " states), state " << state_text(c.state)
+                                          << (valid && dfa.accepting[static_cast<size_t>(c.state)] ? " (accepting)" : "")
+                                          << "\nvocabulary " << vocabulary_text(v) << "\neos_ids " << feedback::list(c.eos));
+        FEEDBACK("expected: " << answer(refused, expected) << " (the library's allowed_tokens)\nfound:    "
+                              << answer(found_refused, ids));
+        FEEDBACK((same ? std::string()
+                       : "hint: " + allowed_hint(dfa, c.state, v, c.eos, refused || found_refused, expected, ids)));
+        REQUIRE(same);
+    }
 }

@@ -1,16 +1,27 @@
 // Graded tests for chapter 10's exercises (see exercises/manifest.json). The cases are facts from
 // the engines' own tests (the repository, file, commit and test are named beside each) or worked
 // by hand, with the arithmetic in a comment; none was produced by the code it checks.
+// Each exercise also meets cases drawn when the tests run, from a seed taken from the system (so
+// no stub can know them in advance): their answers come from the library's typical_keep,
+// dry_repeat_length and dry_penalty, and mirostat_v2_step in this test program, which never runs
+// the student's code (sandbox.hpp).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/rng.hpp"
 #include "decodebook/exercises.hpp"
+#include "drawn.hpp"
 #include "feedback.hpp"
 #include "golden.hpp"
+#include "sandbox.hpp"
 
 using namespace decodebook;
 using Vec = xt::xtensor<float, 1>;
@@ -166,6 +177,141 @@ TEST_CASE("ex10.1 typical_keep refuses a mass outside its range", "[ex10.1]") {
                       "probs [0.5, 0.3, 0.2], mass " + feedback::num(mass), "a mass must be in (0, 1]");
 }
 
+namespace {
+
+// What a drawn case's answer prints: "decodebook::Error" for a refusal, else the kept ids.
+std::string show_keep(bool refused, const std::vector<bool>& keep, size_t tokens) {
+    if (refused) return "decodebook::Error (refused)";
+    if (keep.size() != tokens)
+        return "a mask of " + std::to_string(keep.size()) + " flags for " + std::to_string(tokens) + " tokens";
+    return "kept ids [" + golden::join(golden::kept_ids(keep)) + "]";
+}
+
+// The candidates (p > 0) most typical first, as the library ranks them: |-ln p - H| ascending,
+// ties in candidate_order.
+std::vector<int> typical_ranking(const Vec& probs, std::vector<double>& d) {
+    const double h = entropy(probs);
+    d.assign(probs.size(), 0.0);
+    std::vector<int> order = candidate_order(probs);
+    for (int id : order) d[static_cast<size_t>(id)] = std::abs(-std::log(static_cast<double>(probs(static_cast<size_t>(id)))) - h);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return d[static_cast<size_t>(a)] < d[static_cast<size_t>(b)]; });
+    return order;
+}
+
+// The ranking in words: "H = 1.0297 nats; by |-ln p - H|: id 1 (0.1743), id 0 (0.3365), ...".
+std::string typical_hint(const Vec& probs, bool refused) {
+    if (refused) return "a mass must be in (0, 1]: refuse anything else (0, negatives, above 1, NaN) with decodebook::Error";
+    std::vector<double> d;
+    std::string s = "H = " + feedback::num(entropy(probs)) + " nats; the tokens by |-ln p - H|, most typical first:";
+    const std::vector<int> ranking = typical_ranking(probs, d);
+    for (size_t r = 0; r < ranking.size(); ++r)
+        s += (r ? ", id " : " id ") + std::to_string(ranking[r]) + " (" +
+             feedback::num(d[static_cast<size_t>(ranking[r])], 4) + ")";
+    return s + ". Keep them up to the one where the running sum of p first reaches mass, every token as typical "
+               "as that one, and the max(1, min_keep) most typical; p = 0 never";
+}
+
+// A distribution of 1 to 9 tokens: integer weights 0..4 over their sum (ties and zeros), or the
+// softmax of logits in quarters from -3 to 3, some -inf.
+Vec draw_probs(Rng& rng) {
+    const size_t n = static_cast<size_t>(drawn::between(rng, 1, 9));
+    Vec p = Vec::from_shape({n});
+    if (rng.next_u64() % 2) {
+        float total = 0;
+        for (float& x : p) {
+            x = static_cast<float>(drawn::between(rng, 0, 4));
+            total += x;
+        }
+        if (total == 0) {
+            p(rng.next_u64() % n) = 1.0f;
+            total = 1.0f;
+        }
+        for (float& x : p) x /= total;
+        return p;
+    }
+    Vec z = Vec::from_shape({n});
+    for (float& x : z) x = rng.next_u64() % 5 == 0 ? -INFINITY : static_cast<float>(drawn::between(rng, -12, 12)) / 4.0f;
+    z(rng.next_u64() % n) = static_cast<float>(drawn::between(rng, -12, 12)) / 4.0f;  // one finite at least
+    return softmax(z);
+}
+
+// Whether a running sum of the ranking lies within 1e-6 of `mass`: there the library's float32
+// sums (torch's) and a double sum may fall on either side, so the case is drawn again.
+bool near_a_running_sum(const Vec& probs, double mass) {
+    std::vector<double> d;
+    double sum = 0;
+    for (int id : typical_ranking(probs, d)) {
+        sum += probs(static_cast<size_t>(id));
+        if (mass < 1.0 && std::abs(sum - mass) < 1e-6) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+TEST_CASE("ex10.1 on cases drawn when the test runs", "[ex10.1]") {
+    // 300 distributions of 1 to 9 tokens (ties, p = 0 and one-token cases among them), masses in
+    // twentieths, with many digits, or 1, min_keep 0 to V + 1; one case in 20 a mass the library
+    // refuses (0, negative, above 1, NaN). The expected masks are the library's typical_keep.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    struct Case {
+        Vec probs;
+        double mass = 0;
+        int min_keep = 0;
+    };
+    std::vector<Case> cases;
+    while (cases.size() < 300) {
+        Case c;
+        c.probs = draw_probs(rng);
+        c.min_keep = drawn::between(rng, 0, static_cast<int>(c.probs.size()) + 1);
+        const uint64_t kind = rng.next_u64() % 20;
+        if (kind == 0)
+            c.mass = std::vector<double>{0.0, -0.25, 1.5, std::nan("")}[rng.next_u64() % 4];
+        else if (kind < 4)
+            c.mass = 1.0;
+        else if (kind < 9)
+            c.mass = drawn::between(rng, 1, 19) / 20.0;
+        else
+            c.mass = drawn::uniform(rng, 0.001, 1.0);
+        if (near_a_running_sum(c.probs, c.mass)) continue;
+        cases.push_back(c);
+    }
+    using Found = std::vector<std::tuple<bool, std::vector<bool>>>;  // (refused, the mask)
+    const Found found = sandbox::run<Found>("your_typical_keep", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp), not one child each
+        for (const Case& c : cases) {
+            try {
+                out.emplace_back(false, your_typical_keep(c.probs, c.mass, c.min_keep));
+            } catch (const Error&) {
+                out.emplace_back(true, std::vector<bool>{});
+            }
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        bool refused = false;
+        std::vector<bool> expected;
+        try {
+            expected = typical_keep(c.probs, c.mass, c.min_keep);
+        } catch (const Error&) {
+            refused = true;
+        }
+        const bool found_refused = std::get<0>(found[i]);
+        const std::vector<bool>& keep = std::get<1>(found[i]);
+        const bool same = found_refused == refused && (refused || keep == expected);
+        FEEDBACK("a case drawn with seed " << seed << ": probs " << feedback::list(c.probs, 100, 9) << ", mass "
+                                          << feedback::num(c.mass, 17) << ", min_keep " << c.min_keep);
+        FEEDBACK("expected: " << show_keep(refused, expected, c.probs.size()) << " (the library's typical_keep)\nfound:    "
+                              << show_keep(found_refused, keep, c.probs.size()));
+        FEEDBACK((same ? std::string() : "hint: " + typical_hint(c.probs, refused)));
+        REQUIRE(same);
+    }
+}
+
 // -------------------------------------------------------------------------------------- 10.2 DRY
 
 TEST_CASE("ex10.2 dry_penalty passes llama.cpp's five test_dry cases", "[ex10.2]") {
@@ -246,6 +392,112 @@ TEST_CASE("ex10.2 dry_penalty is off at multiplier 0 or base below 1 and refuses
                   "a negative multiplier would reward repeats");
     check_refused([&] { return your_dry_penalty(ctx, 2, {}, 1.0f, 1.75f, -1); }, "allowed_length -1",
                   "a repeat length is never negative");
+}
+
+namespace {
+
+// The library's answer for one DRY case: nullopt when it refuses (a negative multiplier or
+// allowed_length), else dry_penalty of dry_repeat_length (0 when DRY is off).
+std::optional<float> dry_expected(const Ids& context, int candidate, const Ids& breakers, float multiplier, float base,
+                                  int allowed) {
+    if (multiplier < 0.0f || allowed < 0) return std::nullopt;
+    if (multiplier == 0.0f || base < 1.0f) return 0.0f;
+    return dry_penalty(dry_repeat_length(context, candidate, breakers), multiplier, base, allowed);
+}
+
+std::string show_penalty(const std::optional<float>& penalty) {
+    return penalty ? "penalty " + feedback::num(*penalty, 9) : std::string("decodebook::Error (refused)");
+}
+
+// The repeat length the library finds, in words.
+std::string dry_hint(const Ids& context, int candidate, const Ids& breakers, float multiplier, float base, int allowed) {
+    if (multiplier < 0.0f || allowed < 0) return "a negative multiplier or allowed_length is refused with decodebook::Error";
+    if (multiplier == 0.0f || base < 1.0f) return "multiplier 0 or a base below 1 turns DRY off: the penalty is 0";
+    const int length = dry_repeat_length(context, candidate, breakers);
+    if (length < 0)
+        return "candidate " + std::to_string(candidate) +
+               (std::find(breakers.begin(), breakers.end(), candidate) != breakers.end()
+                    ? " is a breaker: never penalised"
+                    : " never follows a token of the context: nothing to penalise");
+    return "the candidate's repeat length L is " + std::to_string(length) +
+           " (the longest run of tokens before one of its occurrences that equals the context's end, at most the "
+           "tokens after the last breaker); the penalty is multiplier * base^(L - allowed_length) when L >= "
+           "allowed_length, the exponent clamped at int(88.7228391f / log(base)) when base > 1.000001";
+}
+
+}  // namespace
+
+TEST_CASE("ex10.2 on cases drawn when the test runs", "[ex10.2]") {
+    // 300 contexts of 0 to 14 tokens over alphabets of 2 to 4 ids (so repeats, overlaps and ties
+    // of several repeats happen), one in 15 a run of 150 to 260 (the exponent's clamp); the
+    // candidate half the time a token that once followed the context's last token, else any id
+    // of the alphabet or one past it; 0 to 2 breakers, multipliers 0 to 3, bases 0.9 to 3,
+    // allowed_length 0 to 4; one case in 20 a negative multiplier or allowed_length (refused).
+    // The expected penalties are the library's dry_repeat_length and dry_penalty.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    struct Case {
+        Ids context, breakers;
+        int candidate = 0, allowed = 0;
+        float multiplier = 0, base = 0;
+    };
+    const std::vector<float> bases{0.9f, 1.0f, 1.1f, 1.75f, 2.0f};
+    std::vector<Case> cases;
+    while (cases.size() < 300) {
+        Case c;
+        const int alphabet = drawn::between(rng, 2, 4);
+        const bool long_run = rng.next_u64() % 15 == 0;
+        c.context.resize(static_cast<size_t>(long_run ? drawn::between(rng, 150, 260) : drawn::between(rng, 0, 14)));
+        for (int& t : c.context) t = long_run && rng.next_u64() % 40 ? 1 : drawn::between(rng, 0, alphabet - 1);
+        c.candidate = drawn::between(rng, 0, alphabet);
+        if (rng.next_u64() % 2 && !c.context.empty()) {  // a token that once followed the context's last token
+            Ids next;
+            for (size_t j = 0; j + 1 < c.context.size(); ++j)
+                if (c.context[j] == c.context.back()) next.push_back(c.context[j + 1]);
+            if (!next.empty()) c.candidate = next[rng.next_u64() % next.size()];
+        }
+        for (int k = 0, n = drawn::between(rng, 0, 2); k < n; ++k) c.breakers.push_back(drawn::between(rng, 0, alphabet));
+        c.multiplier = rng.next_u64() % 2 ? static_cast<float>(drawn::between(rng, 0, 12)) / 4.0f
+                                          : static_cast<float>(drawn::uniform(rng, 0.0, 3.0));
+        c.base = rng.next_u64() % 2 ? bases[rng.next_u64() % bases.size()] : static_cast<float>(drawn::uniform(rng, 1.0, 3.0));
+        c.allowed = drawn::between(rng, 0, rng.next_u64() % 2 ? 2 : 4);
+        if (rng.next_u64() % 20 == 0) {
+            if (rng.next_u64() % 2)
+                c.multiplier = -static_cast<float>(drawn::between(rng, 1, 8)) / 4.0f;
+            else
+                c.allowed = -drawn::between(rng, 1, 3);
+        }
+        const std::optional<float> expected = dry_expected(c.context, c.candidate, c.breakers, c.multiplier, c.base, c.allowed);
+        if (expected && !std::isfinite(*expected)) continue;  // beyond float: no case of the chapter's
+        cases.push_back(c);
+    }
+    using Found = std::vector<std::optional<float>>;  // nullopt: refused
+    const Found found = sandbox::run<Found>("your_dry_penalty", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp), not one child each
+        for (const Case& c : cases) {
+            try {
+                out.emplace_back(your_dry_penalty(c.context, c.candidate, c.breakers, c.multiplier, c.base, c.allowed));
+            } catch (const Error&) {
+                out.emplace_back(std::nullopt);
+            }
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        const std::optional<float> expected = dry_expected(c.context, c.candidate, c.breakers, c.multiplier, c.base, c.allowed);
+        const bool same = expected.has_value() == found[i].has_value() &&
+                          (!expected || *found[i] == Approx(*expected).epsilon(1e-6).margin(1e-6));
+        FEEDBACK("a case drawn with seed " << seed << ": context [" << golden::join(c.context) << "], candidate "
+                                          << c.candidate << ", breakers [" << golden::join(c.breakers) << "], multiplier "
+                                          << feedback::num(c.multiplier, 9) << ", base " << feedback::num(c.base, 9)
+                                          << ", allowed_length " << c.allowed);
+        FEEDBACK("expected: " << show_penalty(expected) << " (the library's dry_penalty)\nfound:    " << show_penalty(found[i]));
+        FEEDBACK((same ? std::string()
+                       : "hint: " + dry_hint(c.context, c.candidate, c.breakers, c.multiplier, c.base, c.allowed)));
+        REQUIRE(same);
+    }
 }
 
 // -------------------------------------------------------------------------------- 10.3 mirostat
@@ -331,4 +583,151 @@ TEST_CASE("ex10.3 mirostat_v2_step refuses bad tau eta and coin", "[ex10.3]") {
     check_refused([&] { return your_mirostat_v2_step(z, 3.0, 0.0, mu, 0.5); }, "eta 0", "eta must be > 0");
     check_refused([&] { return your_mirostat_v2_step(z, 3.0, 0.1, mu, 1.0); }, "coin 1", "a coin is in [0, 1)");
     check_refused([&] { return your_mirostat_v2_step(z, 3.0, 0.1, mu, -0.25); }, "coin -0.25", "a coin is in [0, 1)");
+}
+
+namespace {
+
+// Mirostat's cut as the library makes it (llama.cpp compares in float): the ids of
+// candidate_order(softmax(logits)) up to the first whose surprise -log2 p exceeds mu, at least one.
+std::vector<int> mirostat_kept(const Vec& logits, double mu) {
+    const Vec p = softmax(logits);
+    std::vector<int> kept;
+    for (int id : candidate_order(p)) {
+        if (!kept.empty() && -std::log2(p(static_cast<size_t>(id))) > static_cast<float>(mu)) break;
+        kept.push_back(id);
+    }
+    return kept;
+}
+
+// Whether a surprise lies so near mu (and not on it) that float and double disagree, or could.
+bool mu_on_a_knife_edge(const Vec& logits, double mu) {
+    for (float p : softmax(logits)) {
+        if (!(p > 0.0f)) continue;
+        const double bits = -std::log2(static_cast<double>(p));
+        if ((bits > mu) != (-std::log2(p) > static_cast<float>(mu))) return true;
+        if (bits != mu && std::abs(bits - mu) < 1e-6) return true;
+    }
+    return false;
+}
+
+// How far `coin` falls from a boundary between two kept tokens of the renormalised CDF.
+double coin_margin(const Vec& logits, const std::vector<int>& kept, double coin) {
+    const Vec p = softmax(logits);
+    double total = 0, cumulative = 0, margin = 1.0;
+    for (int id : kept) total += p(static_cast<size_t>(id));
+    for (size_t r = 0; r + 1 < kept.size(); ++r) {
+        cumulative += p(static_cast<size_t>(kept[r]));
+        margin = std::min(margin, std::abs(coin - cumulative / total));
+    }
+    return margin;
+}
+
+// The cut and the draw in words: "mu 2.5 keeps ids 0 (1 bit), 1 (2 bits); renormalised [0.667, 0.333]".
+std::string mirostat_hint(const Vec& logits, double mu, bool refused) {
+    if (refused) return "tau <= 0 or eta <= 0 is refused with decodebook::Error";
+    const Vec p = softmax(logits);
+    const std::vector<int> kept = mirostat_kept(logits, mu);
+    double total = 0;
+    for (int id : kept) total += p(static_cast<size_t>(id));
+    std::string s = "mu " + feedback::num(mu, 10) + " keeps, in candidate_order:";
+    for (int id : kept)
+        s += " id " + std::to_string(id) + " (" + feedback::num(-std::log2(p(static_cast<size_t>(id))), 6) + " bits, p " +
+             feedback::num(p(static_cast<size_t>(id)) / total, 6) + " renormalised)";
+    return s + " (surprise -log2 p <= mu, at least the first); the coin walks their renormalised running sum and takes "
+               "the first token whose sum exceeds it; then mu -= eta * (-log2 q - tau), q that token's renormalised "
+               "probability";
+}
+
+}  // namespace
+
+TEST_CASE("ex10.3 on cases drawn when the test runs", "[ex10.3]") {
+    // 300 steps on 1 to 8 logits: whole numbers from -2 to 2 (ties: equal surprises) or quarters
+    // from -3 to 3, some -inf, or one case in 8 1, 2, 4 or 8 equal logits and the rest -inf with
+    // a whole mu (a surprise exactly at mu); tau 0.25 to 5, eta 0.05 to 1.5, mu -1 to 8 and coins
+    // in [0, 1), each either in quarters (twentieths for the coin) or with many digits; one case
+    // in 25 a tau or eta of 0 or below (refused). A mu within 1e-6 of a
+    // surprise, or a coin within 1e-6 of a boundary of the kept tokens' CDF, is drawn again (float
+    // and double may fall on either side there). The expected token and mu are the library's
+    // mirostat_v2_step; mu within 1e-5, as the other cases.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    struct Case {
+        Vec logits;
+        double tau = 0, eta = 0, mu = 0, coin = 0;
+    };
+    std::vector<Case> cases;
+    while (cases.size() < 300) {
+        Case c;
+        const size_t n = static_cast<size_t>(drawn::between(rng, 1, 8));
+        const uint64_t kind = rng.next_u64() % 8;  // 0: 1, 2, 4 or 8 equal logits, the rest -inf
+        c.logits = Vec::from_shape({n});
+        for (float& z : c.logits)
+            z = rng.next_u64() % 6 == 0 ? -INFINITY
+                                        : (kind < 4 ? static_cast<float>(drawn::between(rng, -2, 2))
+                                                    : static_cast<float>(drawn::between(rng, -12, 12)) / 4.0f);
+        if (kind == 0) {  // 1, 2, 4 or 8 equal logits (as many as fit) at random places, the rest -inf
+            c.logits.fill(-INFINITY);
+            std::vector<size_t> ids;
+            for (size_t k = 0; k < n; ++k) ids.push_back(k);
+            const size_t equal = std::min<size_t>(n, size_t{1} << drawn::between(rng, 0, 3));
+            for (size_t k = 0; k < equal; ++k) {
+                std::swap(ids[k], ids[k + rng.next_u64() % (n - k)]);
+                c.logits(ids[k]) = 1.0f;
+            }
+        } else {
+            c.logits(rng.next_u64() % n) = 0.0f;  // one finite at least
+        }
+        const bool digits = rng.next_u64() % 2;
+        c.tau = digits ? drawn::uniform(rng, 0.25, 5.0) : drawn::between(rng, 1, 20) / 4.0;
+        c.eta = digits ? drawn::uniform(rng, 0.05, 1.5) : drawn::between(rng, 1, 6) / 4.0;
+        c.mu = rng.next_u64() % 2 ? drawn::uniform(rng, -1.0, 8.0) : drawn::between(rng, -4, 32) / 4.0;
+        if (kind == 0) c.mu = drawn::between(rng, 0, 3);
+        c.coin = rng.next_u64() % 2 ? rng.coin() : drawn::between(rng, 0, 19) / 20.0;
+        if (rng.next_u64() % 25 == 0) (rng.next_u64() % 2 ? c.tau : c.eta) = -drawn::between(rng, 0, 4) / 4.0;
+        if (mu_on_a_knife_edge(c.logits, c.mu) || coin_margin(c.logits, mirostat_kept(c.logits, c.mu), c.coin) < 1e-6)
+            continue;
+        cases.push_back(c);
+    }
+    using Found = std::vector<std::tuple<bool, int, double>>;  // (refused, token, mu afterwards)
+    const Found found = sandbox::run<Found>("your_mirostat_v2_step", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp), not one child each
+        for (const Case& c : cases) {
+            double mu = c.mu;
+            try {
+                const int token = your_mirostat_v2_step(c.logits, c.tau, c.eta, mu, c.coin);
+                out.emplace_back(false, token, mu);
+            } catch (const Error&) {
+                out.emplace_back(true, -1, mu);
+            }
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        double mu = c.mu;
+        bool refused = false;
+        int token = -1;
+        try {
+            token = mirostat_v2_step(c.logits, c.tau, c.eta, mu, c.coin);
+        } catch (const Error&) {
+            refused = true;
+        }
+        const bool found_refused = std::get<0>(found[i]);
+        const int found_token = std::get<1>(found[i]);
+        const double found_mu = std::get<2>(found[i]);
+        const bool same =
+            found_refused == refused && (refused || (found_token == token && found_mu == Approx(mu).margin(1e-5)));
+        const auto show = [](bool r, int t, double m) {
+            return r ? std::string("decodebook::Error (refused)")
+                     : "token " + std::to_string(t) + ", mu afterwards " + feedback::num(m, 10);
+        };
+        FEEDBACK("a case drawn with seed " << seed << ": logits " << feedback::list(c.logits, 100, 9) << ", tau "
+                                          << feedback::num(c.tau, 17) << ", eta " << feedback::num(c.eta, 17) << ", mu "
+                                          << feedback::num(c.mu, 17) << ", coin " << feedback::num(c.coin, 17));
+        FEEDBACK("expected: " << show(refused, token, mu) << " (the library's mirostat_v2_step)\nfound:    "
+                              << show(found_refused, found_token, found_mu));
+        FEEDBACK((same ? std::string() : "hint: " + mirostat_hint(c.logits, c.mu, refused)));
+        REQUIRE(same);
+    }
 }

@@ -4,18 +4,25 @@
 // (tests/data/logprobs.json, tests/reference/logprobs.py); none was produced by the code it checks.
 // A hand-worked table of windows is also checked against the library's sliding_window_perplexity
 // in the test program, so a table that disagrees with the library fails as the test's own error.
+// Each exercise also meets cases drawn when the tests run, from a seed taken from the system (so
+// no stub can know them in advance): their answers come from the library's top_logprobs and
+// sliding_window_perplexity in this test program, which never runs the student's code (sandbox.hpp).
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/rng.hpp"
 #include "decodebook/course/random_model.hpp"
 #include "decodebook/exercises.hpp"
+#include "drawn.hpp"
 #include "feedback.hpp"
 #include "golden.hpp"
 #include "sandbox.hpp"
@@ -405,6 +412,76 @@ TEST_CASE("ex11.1 top_logprobs refuses k outside 0..20 and a sampled id outside 
                   "an empty vocabulary holds no sampled token");
 }
 
+TEST_CASE("ex11.1 on cases drawn when the test runs", "[ex11.1]") {
+    // 300 steps of 1 to 30 values: quarters from -4 to 0 (ties, at the K-th place too) with some
+    // -inf, or the log-softmax of logits in quarters; k 0 to 20 (beyond V when V is small), the
+    // sampled id any of the V; one case in 20 a k outside 0..20, a sampled id outside the values
+    // or no values at all (refused). The expected entries are the library's top_logprobs.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    struct Case {
+        Vec values;
+        int k = 0, sampled = 0;
+    };
+    std::vector<Case> cases;
+    for (int i = 0; i < 300; ++i) {
+        Case c;
+        const size_t n = static_cast<size_t>(drawn::between(rng, 1, 30));
+        c.values = Vec::from_shape({n});
+        const bool quarters = rng.next_u64() % 3 != 0;
+        for (float& x : c.values)
+            x = quarters && rng.next_u64() % 6 == 0 ? -kInf
+                                                    : static_cast<float>(drawn::between(rng, -16, quarters ? 0 : 16)) / 4.0f;
+        if (!quarters) c.values = log_softmax(c.values);
+        c.k = drawn::between(rng, 0, 20);
+        c.sampled = drawn::between(rng, 0, static_cast<int>(n) - 1);
+        if (rng.next_u64() % 20 == 0) {
+            const uint64_t kind = rng.next_u64() % 3;
+            if (kind == 0) c.k = std::vector<int>{-1, 21, 30}[rng.next_u64() % 3];
+            if (kind == 1) c.sampled = std::vector<int>{-1, static_cast<int>(n), static_cast<int>(n) + 3}[rng.next_u64() % 3];
+            if (kind == 2) c.values = Vec::from_shape({0});
+        }
+        cases.push_back(c);
+    }
+    using Found = std::vector<std::tuple<bool, Entries>>;  // (refused, the entries)
+    const Found found = sandbox::run<Found>("your_top_logprobs", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp), not one child each
+        for (const Case& c : cases) {
+            try {
+                out.emplace_back(false, your_top_logprobs(c.values, c.k, c.sampled));
+            } catch (const Error&) {
+                out.emplace_back(true, Entries{});
+            }
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        bool refused = false;
+        Entries expected;
+        try {
+            expected = top_logprobs(c.values, c.k, c.sampled);
+        } catch (const Error&) {
+            refused = true;
+        }
+        const bool found_refused = std::get<0>(found[i]);
+        const Entries& entries = std::get<1>(found[i]);
+        const bool same = found_refused == refused && (refused || entries == expected);
+        const auto answer = [](bool r, const Entries& e) { return r ? std::string("decodebook::Error (refused)") : show(e); };
+        FEEDBACK("a case drawn with seed " << seed << ": values " << feedback::list(c.values, 100, 9) << " (" << c.values.size()
+                                          << " values), k " << c.k << ", sampled " << c.sampled);
+        FEEDBACK("expected: " << answer(refused, expected) << " (the library's top_logprobs)\nfound:    "
+                              << answer(found_refused, entries));
+        FEEDBACK((same ? std::string()
+                       : "hint: " + (refused || found_refused
+                                         ? std::string("k must be in 0..20 and the sampled id one of the values (0..V-1); "
+                                                       "refuse anything else, no values included, with decodebook::Error")
+                                         : diagnosis(expected, entries, c.k, c.sampled))));
+        REQUIRE(same);
+    }
+}
+
 // ----------------------------------------------------------------- 11.2 sliding-window perplexity
 
 TEST_CASE("ex11.2 sliding_window_perplexity on the stub's worked windows", "[ex11.2]") {
@@ -544,4 +621,76 @@ TEST_CASE("ex11.2 sliding_window_perplexity refuses a short text and a bad windo
     for (int stride : {0, -1, 5, 100})
         check_refused([&] { return show(your_sliding_window_perplexity(m, ids, 4, stride)); },
                       "10 tokens, max_length 4, stride " + std::to_string(stride), "stride must be in 1..max_length (4)");
+}
+
+TEST_CASE("ex11.2 on cases drawn when the test runs", "[ex11.2]") {
+    // 10 texts of 2 to 12 ids from the model's whole vocabulary, windows of 2 to 9 tokens (longer
+    // than the text too) or the model's whole context, strides 1 to max_length (at most 9); one
+    // case in 8 a text under 2 tokens, a window outside 2..n_positions or a stride outside
+    // 1..max_length (refused). The expected sums are the library's sliding_window_perplexity on
+    // the embedded model.
+    const uint64_t seed = drawn::seed();
+    Rng rng(seed);
+    const Gpt2& model = golden::model();
+    const int vocab = model.config().vocab_size, n_positions = model.config().n_positions;
+    struct Case {
+        Ids ids;
+        int max_length = 0, stride = 0;
+    };
+    std::vector<Case> cases;
+    for (int i = 0; i < 10; ++i) {
+        Case c;
+        c.ids.resize(static_cast<size_t>(drawn::between(rng, 2, 12)));
+        for (int& t : c.ids) t = drawn::between(rng, 0, vocab - 1);
+        c.max_length = rng.next_u64() % 6 == 0 ? n_positions : drawn::between(rng, 2, 9);
+        c.stride = drawn::between(rng, 1, std::min(c.max_length, 9));
+        if (rng.next_u64() % 8 == 0) {
+            const uint64_t kind = rng.next_u64() % 3;
+            if (kind == 0) c.ids.resize(rng.next_u64() % 2);
+            if (kind == 1) c.max_length = rng.next_u64() % 2 ? 1 : n_positions + 1;
+            if (kind == 2) c.stride = rng.next_u64() % 2 ? 0 : c.max_length + 1;
+        }
+        cases.push_back(c);
+    }
+    using Found = std::vector<std::tuple<bool, Perplexity>>;  // (refused, the sums)
+    const Found found = sandbox::run<Found>("your_sliding_window_perplexity", [&] {
+        Found out;  // every call in one sandboxed child (sandbox.hpp), not one child each
+        for (const Case& c : cases) {
+            try {
+                out.emplace_back(false, your_sliding_window_perplexity(model, c.ids, c.max_length, c.stride));
+            } catch (const Error&) {
+                out.emplace_back(true, Perplexity{});
+            }
+        }
+        return out;
+    });
+    REQUIRE(found.size() == cases.size());
+    for (size_t i = 0; i < cases.size(); ++i) {
+        const Case& c = cases[i];
+        bool refused = false;
+        Perplexity expected;
+        try {
+            expected = sliding_window_perplexity(model, c.ids, c.max_length, c.stride);
+        } catch (const Error&) {
+            refused = true;
+        }
+        const bool found_refused = std::get<0>(found[i]);
+        const Perplexity& sums = std::get<1>(found[i]);
+        const bool same = found_refused == refused &&
+                          (refused || (sums.windows == expected.windows && sums.tokens == expected.tokens &&
+                                       close(sums.nll_sum, expected.nll_sum, 1e-6)));
+        const auto answer = [](bool r, const Perplexity& p) { return r ? std::string("decodebook::Error (refused)") : show(p); };
+        FEEDBACK("a case drawn with seed " << seed << ": the embedded model, ids [" << golden::join(c.ids) << "] ("
+                                          << c.ids.size() << " tokens), max_length " << c.max_length << ", stride " << c.stride);
+        FEEDBACK("expected: " << answer(refused, expected) << " (the library's sliding_window_perplexity)\nfound:    "
+                              << answer(found_refused, sums) << "\n(tokens: the sum of the weights)");
+        FEEDBACK((same ? std::string()
+                       : "hint: " + (refused || found_refused
+                                         ? "a text needs 2 tokens or more, max_length must be in 2.." +
+                                               std::to_string(n_positions) +
+                                               " (the model's n_positions) and the stride in 1..max_length; refuse "
+                                               "anything else with decodebook::Error"
+                                         : diagnosis(expected, sums))));
+        REQUIRE(same);
+    }
 }
