@@ -60,6 +60,7 @@ TEST_CASE("kv_cache_bytes is 2 x layers x positions x width x bytes x rows", "[k
     CHECK(kv_cache_bytes(0, 3, 5, 7) == 0u);
     CHECK(kv_cache_bytes(1LL << 40, 1LL << 40, 0, 8) == 0u);  // zero, though the other counts overflow
     CHECK_THROWS_AS(kv_cache_bytes(-1, 3, 5, 7), Error);
+    CHECK_THROWS_AS(kv_cache_bytes(12, 0, -768, 4), Error);  // a negative count is refused after a 0 too
     CHECK_THROWS_AS(kv_cache_bytes(1LL << 40, 1LL << 20, 1 << 10, 8), Error);  // 2^74: overflows
 }
 

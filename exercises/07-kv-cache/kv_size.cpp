@@ -4,8 +4,9 @@
 // of a batch), each `width` values of `bytes_per_value` bytes. Return its size in bytes:
 //   2 x n_layer x positions x width x bytes_per_value x rows
 // `width` is the key (or value) width of one layer: n_embd for GPT-2, n_kv_heads x head_dim with
-// grouped-query attention. Throw decodebook::Error (problem, fix) when a count is negative or the
-// exact size does not fit in 64 unsigned bits; never return a wrapped-around number.
+// grouped-query attention. Throw decodebook::Error (problem, fix) when a count is negative (any of
+// them, wherever it stands) or the exact size does not fit in 64 unsigned bits; never return a
+// wrapped-around number. A count of 0 gives 0, which fits, however large the others are.
 //
 //   GPT-2 124M (12 layers, 768 wide, 1024 positions, float32 = 4 bytes):  75,497,472 bytes (72 MiB)
 //   a 7B model (32 layers, 4096 wide), 8,192 tokens in bf16 (2 bytes):   4,294,967,296 (4 GiB)

@@ -464,6 +464,13 @@ TEST_CASE("ex07.2 a negative count is refused", "[ex07.2]") {
     check_kv_refused(12, -1, 768, 4, 1, "negative positions");
     check_kv_refused(12, 1024, 768, 4, -2, "negative rows");
     check_kv_refused(-12, 1024, -768, 4, 1, "two negatives multiply to a positive number: still refused");
+    check_kv_refused(12, 0, -768, 4, 1, "a negative width after 0 positions: refused, wherever it stands");
+}
+
+TEST_CASE("ex07.2 a count of 0 gives 0 even when the others overflow", "[ex07.2]") {
+    check_kv(int64_t{1} << 40, int64_t{1} << 40, 0, 8, 1, 0u,
+             "2 x 2^40 x 2^40 would not fit, but width 0 makes the size 0, which fits: nothing to store");
+    check_kv(int64_t{1} << 40, int64_t{1} << 40, 768, 8, 0, 0u, "no rows: 0 bytes, however large the rest");
 }
 
 TEST_CASE("ex07.2 on cases drawn when the test runs", "[ex07.2]") {

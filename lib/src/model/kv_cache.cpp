@@ -14,10 +14,10 @@ namespace decodebook {
 // [ch07:kv-cache-bytes]
 uint64_t kv_cache_bytes(int64_t n_layer, int64_t positions, int64_t width, int64_t bytes_per_value, int64_t rows) {
     const int64_t factors[] = {2, n_layer, positions, width, bytes_per_value, rows};  // 2: K and V
-    for (int64_t f : factors) {
+    for (int64_t f : factors)  // every count first: a negative one is refused wherever it stands
         if (f < 0) throw Error("a KV-cache size needs counts >= 0 (got " + std::to_string(f) + ")", "pass sizes, not offsets");
+    for (int64_t f : factors)
         if (f == 0) return 0;  // nothing to store, however large the other counts
-    }
     uint64_t bytes = 1;
     for (int64_t f : factors) {
         if (bytes > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(f))
