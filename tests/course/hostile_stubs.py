@@ -4,7 +4,7 @@ call"). Each must score 0 under ./grade, with a message that says why:
 
   - TWIN_CALLS: a stub whose body calls the library's answer: directly, through a `using`
     declaration, a macro, a function pointer, an asm label naming the answer's symbol, or the
-    answer's parts (08.1 through accept_draft and residual, 11.1 through logprob_rank) ->
+    answer's parts (08.1 through accept_draft and residual) ->
     "(calls a library function it may not: scores 0)" and "calls decodebook::NAME, which is the
     answer";
   - FORGERIES: a worked solution (the right answer) that also tries to write the verdict: into
@@ -40,10 +40,6 @@ TWIN_CALLS = {
     "03.3": ([], [], ["auto* answer = &min_p_keep;\n    return answer(probs, min_p, min_keep);"],
              "decodebook::min_p_keep"),
     "05.1": ([], [], ["return beam_step(beams, logprobs, eos_ids, num_beams, last_step);"], "decodebook::beam_step"),
-    "05.2": ([], [], ["return beam_score(sum_logprobs, generated_len, ends_with_eos, prompt_len, length_penalty, "
-                      "scoring);",
-                      "return beam_search_done(num_beams, finished_count, worst_finished_score, best_running_sum, "
-                      "generated_len, max_new_tokens, length_penalty, early_stopping);"], "decodebook::beam_score"),
     "06.1": ([], [], ["return scan_stops(pending, stops);"], "decodebook::scan_stops"),
     "07.1": ([], [], ["return cached_attention_step(keys, values, position, qkv, n_head);"],
              "decodebook::cached_attention_step"),
@@ -52,17 +48,10 @@ TWIN_CALLS = {
     "08.1": (['#include "decodebook/decoding/speculative.hpp"'], [],
              ["if (accept_draft(p, q, x, accept_coin)) return x;\n"
               "    return sample_inverse_cdf(residual(p, q, x), residual_coin);"], "decodebook::accept_draft"),
-    "08.2": (['#include "decodebook/decoding/speculative.hpp"'], [],
-             ["return prompt_lookup_hf(sequence, max_ngram, num_tokens, eos_ids);"], "decodebook::prompt_lookup_hf"),
     "09.1": ([], [], ["return dfa.walk(state, token);"], "decodebook::Dfa::walk"),
     "10.1": ([], [], ["return typical_keep(probs, mass, min_keep);"], "decodebook::typical_keep"),
     "10.2": ([], [], ["(void)base;\n    const int length = dry_repeat_length(context, candidate, breakers);\n"
                       "    return length >= allowed_length ? multiplier : 0.0f;"], "decodebook::dry_repeat_length"),
-    "10.3": ([], [], ["auto* answer = &mirostat_v2_step;\n    return answer(logits, tau, eta, mu, coin);"],
-             "decodebook::mirostat_v2_step"),
-    # the answer's part: its own top K, the rank from the library
-    "11.1": ([], [], ["(void)k;\n    return {{sampled, values(static_cast<size_t>(sampled)), logprob_rank(values, sampled)}};"],
-             "decodebook::logprob_rank"),
     "11.2": (["#define SCORE ::decodebook::sliding_window_perplexity"], [],
              ["return SCORE(model, ids, max_length, stride);"], "decodebook::sliding_window_perplexity"),
     # the first function calls the answer; the second does nothing forbidden
@@ -129,7 +118,16 @@ FORGERIES = {
 # test file's written cases and nothing else, as a lookup table of them would. The prologue returns
 # a wrong answer for an input unlike every written case; the cases drawn when the test runs
 # (tests/exercises/drawn.hpp) are unlike them, so the exercise scores 0 with only its drawn test failing.
-HARD_CODED = {}
+HARD_CODED = {
+    # the written cases score 1 to 3 generated tokens
+    "05.2": ([], "if (generated_len > 3) return sum_logprobs / 10;\n"),
+    # the written cases ask for 1 to 5 tokens
+    "08.2": ([], "if (num_tokens == 6) return {};\n"),
+    # the written cases' coins and mu are whole hundredths
+    "10.3": (["<cmath>"], "if (std::round(coin * 100) != coin * 100 || std::round(mu * 100) != mu * 100) return -1;\n"),
+    # the written cases hold 1 to 5, 25 or 2048 values
+    "11.1": ([], "if (values.size() >= 6 && values.size() <= 24) return {};\n"),
+}
 
 # id -> a function calling that exercise's answer (object-level check), and the start of the name
 # the message must give
