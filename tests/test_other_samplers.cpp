@@ -406,6 +406,9 @@ TEST_CASE("mirostat v2 hand-computed steps", "[other_samplers][ch10]") {
     CHECK(mirostat_v2_step(logits, 3.0, 0.1, mu, 0.9) == 3);
     CHECK(mu == Approx(6.0));
     REQUIRE_THROWS_WITH(mirostat_v2_step(logits, 0.0, 0.1, mu, 0.5), Catch::Contains("mirostat_tau = 0"));
+    for (double coin : {-0.25, 1.0, 1.5})  // exercise 10.3's rule: the coin lies in [0, 1)
+        REQUIRE_THROWS_WITH(mirostat_v2_step(logits, 3.0, 0.1, mu, coin), Catch::Contains("outside [0, 1)"));
+    CHECK(mu == Approx(6.0));  // a refusal changes nothing
 }
 
 TEST_CASE("mirostat v1 hand-computed steps", "[other_samplers][ch10]") {

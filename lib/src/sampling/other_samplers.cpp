@@ -110,9 +110,12 @@ void update_mu(double& mu, double tau, double eta, float p_chosen) {
     mu -= eta * (surprise - tau);
 }
 
-void check_mirostat(double tau, double eta) {
+void check_mirostat(double tau, double eta, double coin) {
     if (!(tau > 0)) bad_knob("mirostat_tau", tau, "(0, inf)", "mirostat 0");
     if (!(eta > 0)) bad_knob("mirostat_eta", eta, "(0, inf)", "mirostat 0");
+    if (!(coin >= 0.0 && coin < 1.0))
+        throw Error("mirostat's coin " + std::to_string(coin) + " is outside [0, 1)",
+                    "draw the coin with Rng::coin(), which is always in [0, 1)");
 }
 
 // Does `sequence` end with `tail`? (An empty tail always matches.)
@@ -393,7 +396,7 @@ void apply_dry(xt::xtensor<float, 1>& logits, std::span<const int> context, floa
 // of the update is -log2 of the chosen token's RENORMALISED probability (llama.cpp reads
 // cur_p->data[idx].p after the second softmax).
 int mirostat_v2_step(const xt::xtensor<float, 1>& logits, double tau, double eta, double& mu, double coin) {
-    check_mirostat(tau, eta);
+    check_mirostat(tau, eta, coin);
     const xt::xtensor<float, 1> probs = softmax(logits);
     const std::vector<int> order = candidate_order(probs);
     size_t kept = 0;
@@ -412,7 +415,7 @@ int mirostat_v2_step(const xt::xtensor<float, 1>& logits, double tau, double eta
 // with V the vocabulary size; keep the top max(int(k), 1) (exactly that many, in candidate_order);
 // softmax over them; draw; the surprise uses the renormalised probability, as in v2.
 int mirostat_v1_step(const xt::xtensor<float, 1>& logits, double tau, double eta, int m, double& mu, double coin) {
-    check_mirostat(tau, eta);
+    check_mirostat(tau, eta, coin);
     if (m < 2) bad_knob("mirostat m", m, "[2, inf)", "mirostat 0");
     const xt::xtensor<float, 1> probs = softmax(logits);
     const std::vector<int> order = candidate_order(probs);
