@@ -26,8 +26,10 @@
 // Tested by: "ex09.2 ..." in tests/exercises/test_09_constrained.cpp (the cases above, Outlines'
 // index_from_regex, XGrammar's test_token_operations sets step by step on its 15-token JSON
 // vocabulary, every state of a JSON schema on the model's 2,048 tokens, bad input).
-// Do not call decodebook::allowed_tokens, TokenIndex or TokenTrie: they are the answer. Dfa::walk
-// (09.1's twin: one token's walk), Dfa::step, Dfa::states and Vocabulary's methods you may use.
+// Do not call decodebook::allowed_tokens, TokenIndex or TokenTrie: they are the answer. Walk a
+// token with your own your_walk_token (exercise 09.1, so do it first; the library's Dfa::walk is
+// 09.1's answer, which no code of this chapter may call); Dfa::step, Dfa::states and Vocabulary's
+// methods you may use.
 // Graded by: ./grade 09
 #include <algorithm>
 #include <string>

@@ -28,7 +28,7 @@ std::vector<int> your_allowed_tokens(const Dfa& dfa, int32_t state, const Vocabu
         }
         const std::string& bytes = vocabulary.bytes[static_cast<size_t>(id)];
         if (bytes.empty() || vocabulary.is_special(id)) continue;
-        if (dfa.walk(state, bytes) != Dfa::kDead) out.push_back(id);
+        if (your_walk_token(dfa, state, bytes) != Dfa::kDead) out.push_back(id);  // 09.1
     }
     return out;
 }

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
+#include <linux/seccomp.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
@@ -169,6 +170,7 @@ void forbid_opening() {
     scmp_filter_ctx f = seccomp_init(SCMP_ACT_ALLOW);
     if (!f) send_text_and_exit(kSetup, "seccomp_init failed");
     seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP);
+    seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, 0);  // set by the first filter already (prctl is refused now)
     for (int call : {SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(open_by_handle_at)})
         seccomp_rule_add(f, SCMP_ACT_TRAP, call, 0);
     const int loaded = seccomp_load(f);
@@ -222,6 +224,9 @@ void install_filter() {
     seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(ioctl), 1, SCMP_A1(SCMP_CMP_EQ, TCGETS));
     for (int cmd : {F_GETFD, F_GETFL, F_SETFD})
         seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(fcntl), 1, SCMP_A1(SCMP_CMP_EQ, static_cast<scmp_datum_t>(cmd)));
+    // One more filter may be added (the sandbox's own second one, after loading): a filter only
+    // ever takes permissions away.
+    seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(seccomp), 1, SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER));
     // Limits may be read, not changed.
     seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(prlimit64), 1, SCMP_A2(SCMP_CMP_EQ, 0));
     // Threads (OpenMP, BLAS), never a new process; clone3's flags cannot be inspected, so it says
