@@ -380,6 +380,21 @@ class LibraryCalls(unittest.TestCase):
             "softmax.cpp.o": [("U", "_ZN10decodebook7softmaxERKi"), ("T", "_ZN10decodebook12your_softmaxERKi")],
             "sample.cpp.o": [("W", "_ZN10decodebook15candidate_orderERKi")]})
 
+    def test_a_module_map_names_the_answers_it_kept_and_not_those_it_dropped(self):
+        # GNU ld's map: discarded sections first, then what was kept; a long section name on a line
+        # of its own, its address on the next
+        text = ("Discarded input sections\n\n"
+                " .text._ZN10decodebook7softmaxERKN2xt7xtensorIfLm1EEE\n"
+                "                0x0000000000000000       0x40 libdecodebook_sampling.a(sampling.cpp.o)\n\n"
+                "Linker script and memory map\n\n"
+                " .text._ZN10decodebook15candidate_orderERKN2xt7xtensorIfLm1EEE\n"
+                "                0x0000000000001000       0x80 libdecodebook_sampling.a(sampling.cpp.o)\n"
+                " .text.unlikely._ZN10decodebook11apply_top_kERN2xt7xtensorIfLm1EEEii\n"
+                "                0x0000000000002000       0x10 libdecodebook_sampling.a(sampling.cpp.o)\n")
+        exercises = [{"id": "02.1", "answer": ["decodebook::softmax"]},
+                     {"id": "03.1", "answer": ["decodebook::apply_top_k", "decodebook::LogitsChain::*"]}]
+        self.assertEqual(grader.symbols.module_answers(text, exercises), [("03.1", "decodebook::apply_top_k")])
+
     def test_undefined_and_inline_library_functions_count_but_not_the_students_own(self):
         demangled = {"a": "decodebook::softmax(int const&)", "b": "decodebook::your_softmax(int const&)",
                      "c": "decodebook::candidate_order(int const&)", "d": "decodebook::my_helper(int)",
