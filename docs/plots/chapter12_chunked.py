@@ -29,7 +29,7 @@ if missing:
     raise RuntimeError(f"chapter-12 --csv wrote no rows for {missing}; if its --csv rows "
                        "(chapters/12-paged-cache/pressure.cpp) changed, update docs/plots/chapter12_chunked.py")
 
-fig, panels = plt.subplots(2, 1, sharex=True, constrained_layout=True, figsize=(7, 4))
+fig, panels = plt.subplots(2, 1, sharex=True, constrained_layout=True, figsize=(7, 4.4))
 for panel, budget in zip(panels, BUDGETS):
     for r in range(REQUESTS):
         times = series[f"budget_{budget}_request_{r}"]
@@ -47,4 +47,4 @@ for panel, budget in zip(panels, BUDGETS):
     panel.set_yticks(range(REQUESTS), ["short 1", "short 2", "short 3", "long"])
     panel.invert_yaxis()
 panels[-1].set_xlabel("time on the cost clock (4 units per model call, 1 per token computed)")
-panels[0].legend(loc="lower right", fontsize=8)
+panels[-1].legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=8)  # below: no row is covered
