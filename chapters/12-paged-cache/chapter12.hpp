@@ -22,6 +22,9 @@ extern const std::string kPreamble;
 extern const std::vector<std::string> kMoreQuestions;
 using Questions = std::vector<std::string>;
 
+// "7 8 9 4 3 2": block ids as the chapter prints them.
+std::string ids_text(const std::vector<int>& ids);
+
 // The nearest-rank percentile p (0..1) of `values`: the smallest with at least p of them at or below it.
 double percentile(std::vector<double> values, double p);
 

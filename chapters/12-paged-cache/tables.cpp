@@ -27,15 +27,6 @@ std::string table_text(const BlockPool& pool, const std::vector<int>& table) {
     return out + "]";
 }
 
-std::string ids_text(const std::vector<int>& ids) {
-    std::string out;
-    for (size_t k = 0; k < ids.size(); ++k) {
-        if (k) out += ' ';
-        out += std::to_string(ids[k]);
-    }
-    return out;
-}
-
 // "A: ...ing of life? A:": a request's label, the last 12 characters of its question (all of a
 // shorter one)
 std::string label(const char* name, const std::string& question) {
@@ -54,6 +45,15 @@ std::vector<int> join(std::vector<int> a, const std::vector<int>& b) {
 }
 
 }  // namespace
+
+std::string ids_text(const std::vector<int>& ids) {
+    std::string out;
+    for (size_t k = 0; k < ids.size(); ++k) {
+        if (k) out += ' ';
+        out += std::to_string(ids[k]);
+    }
+    return out;
+}
 
 void block_tables(const Session& s, const Questions& questions) {
     const int block_size = 4, num_blocks = 24;

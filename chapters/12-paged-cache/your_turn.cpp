@@ -13,15 +13,6 @@ using namespace decodebook;
 namespace chapter12 {
 namespace {
 
-std::string ids_text(const std::vector<int>& ids) {
-    std::string out;
-    for (size_t k = 0; k < ids.size(); ++k) {
-        if (k) out += ' ';
-        out += std::to_string(ids[k]);
-    }
-    return out;
-}
-
 // "7 hashes, 3 tokens hit": what 12.1 returned, for a status line
 std::string hit_text(size_t hashes, int hit) {
     return std::to_string(hashes) + " block hashes, " + std::to_string(hit) + " tokens hit";
