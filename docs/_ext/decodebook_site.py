@@ -50,11 +50,19 @@ def _root(env) -> str:
 
 
 def load_manifest(env) -> list:
+    """The manifest's exercises, each with its hint tiers from the grader's file (tools/grader/hints.json)."""
     path = os.path.join(_root(env), "exercises", "manifest.json")
-    if env.temp_data.get("docname"):  # inside a page: rebuild it when the manifest changes
+    hints_path = os.path.join(_root(env), "tools", "grader", "hints.json")
+    if env.temp_data.get("docname"):  # inside a page: rebuild it when the manifest or the hints change
         env.note_dependency(path)
+        env.note_dependency(hints_path)
     with open(path, encoding="utf-8") as f:
-        return json.load(f)["exercises"]
+        exercises = json.load(f)["exercises"]
+    with open(hints_path, encoding="utf-8") as f:
+        hints = json.load(f)["hints"]
+    for e in exercises:
+        e["hint"] = hints.get(e["id"], [])
+    return exercises
 
 
 def inline_code(text: str) -> list:

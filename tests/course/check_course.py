@@ -97,6 +97,8 @@ def files_under(folder: str) -> set[str]:
 def check_manifest(c: Checks, manifest: dict) -> None:
     print("manifest and tree:")
     exercises = manifest["exercises"]
+    with open(os.path.join(ROOT, "tools", "grader", "hints.json"), encoding="utf-8") as f:
+        hints = json.load(f)["hints"]
     ids = [e["id"] for e in exercises]
     c.check(len(ids) == len(set(ids)), "exercise ids are unique", f"ids: {ids}")
     c.check(ids == sorted(ids, key=lambda i: tuple(map(int, i.split(".")))), "exercises are in course order")
@@ -114,7 +116,10 @@ def check_manifest(c: Checks, manifest: dict) -> None:
         c.check(os.path.isdir(os.path.join(ROOT, "chapters", e["chapter_dir"])),
                 f"{e['id']}: chapter folder chapters/{e['chapter_dir']} exists")
         c.check(e.get("points", 0) > 0, f"{e['id']}: has points")
-        check_hint_tiers(c, e)
+        c.check("hint" not in e, f"{e['id']}: its hint is not in the manifest (a hint is earned: tools/grader/hints.json)")
+        check_hint_tiers(c, dict(e, hint=hints.get(e["id"])))
+    c.check(set(hints) == set(ids), "tools/grader/hints.json has a hint for every exercise and no other",
+            f"without: {sorted(set(ids) - set(hints))}, unknown: {sorted(set(hints) - set(ids))}")
 
 
 # What C++ looks like in a sentence: a nudge (a hint's first tier) says what to look at, never the code.

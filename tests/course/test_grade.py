@@ -449,6 +449,13 @@ class Selection(unittest.TestCase):
         self.assertEqual(len(self.ids(None)), 11)
         self.assertEqual(self.ids("07"), [])
 
+    def test_several_chapters_and_exercises_at_once(self):
+        self.assertEqual(self.ids(["02", "01"]), self.ids("01") + self.ids("02"))  # course order
+        self.assertEqual(self.ids(["01.2", "01"]), ["01.1", "01.2"])                    # each once
+        self.assertEqual(self.ids([]), self.ids(None))
+        self.assertEqual(self.ids(["01", "07"]), [])                                    # one unknown: refused whole
+        self.assertEqual(grader.manifest.unknown_selections(self.manifest, ["01", "07", "9.9"]), ["07", "9.9"])
+
     def test_ctest_regex_escapes_dots_and_matches_whole_ids(self):
         pattern = re.compile(grader.runner.ctest_regex(["01.1", "01.2"]))
         self.assertEqual(grader.runner.ctest_regex(["01.1"]), r"^student: ?ex(01\.1) ")
@@ -572,6 +579,10 @@ class HintTiers(unittest.TestCase):
         self.assertEqual(self.shown(not_started), [])
         self.assertEqual(len(self.shown(not_started, hints=True)), 3)
         self.assertEqual(len(self.shown(self.failing(1), hints=True)), 3)
+        passed = grader.scoring.ExerciseResult(self.info(), [grader.runner.TestResult("ex01.1 t", "pass")])
+        self.assertEqual(passed.state, "pass")
+        self.assertEqual(len(self.shown(passed)), 0)
+        self.assertEqual(len(self.shown(passed, hints=True)), 3)  # --hints: every tier of every exercise
 
     def test_a_pass_or_an_untouched_stub_shows_none_and_counts_nothing(self):
         attempts = {}

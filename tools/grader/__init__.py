@@ -46,10 +46,12 @@ compiler's error as its `message`, and the others of its chapter as "exID (not g
 --junit: a testcase with an <error> each). tests/course/grade_fixtures/expected/ holds, for each
 way a test can end, the exact results.json, Gradescope and JUnit files these rules give.
 
-Hints. An exercise's `hint` in the manifest is a list of tiers, from a nudge (what to look at)
-to the exact step (a plain string is one tier). A failing exercise shows tier 1 after its first
+Hints. An exercise's hint is a list of tiers, from a nudge (what to look at) to the exact step
+(a plain string is one tier), kept in tools/grader/hints.json (manifest.load adds it to each
+entry as `hint`), not in exercises/manifest.json, where a student reads the contracts. A failing exercise shows tier 1 after its first
 failed try, tier 2 once another version of its files has failed, and so on up to the last tier;
-a passing exercise, a stub left untouched and one that does not compile show none. The versions
+a passing exercise, a stub left untouched and one that does not compile show none; --hints
+shows every tier of every selected exercise, whatever its state. The versions
 are told apart by a hash of the exercise's files, kept in ATTEMPTS_FILE in the build directory
 (per exercise: the hashes of the distinct versions that failed), never in the source tree.
 

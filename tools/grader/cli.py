@@ -9,7 +9,7 @@ from . import REPO
 from .build import build_chapter, cache_says_solutions, configure, not_built, other_exercises_dir
 from .formats import error_junit, gradescope_json, junit_xml, results_json, write_json
 from .hints import hint_tier, read_attempts, source_hash, write_attempts
-from .manifest import load, select_exercises, selected_chapters, student_files
+from .manifest import load, select_exercises, selected_chapters, student_files, unknown_selections
 from .report import paint, render_report
 from .runner import list_tests, run_tests, tests_regex
 from .scoring import ExerciseResult, group_by_exercise
@@ -49,7 +49,8 @@ class Parser(argparse.ArgumentParser):
 
 def parse_args(argv):
     parser = Parser(prog="grade", description="Build and grade the decodebook exercises.")
-    parser.add_argument("chapter", nargs="?", help="a chapter (01 or 01-greedy) or one exercise (01.2)")
+    parser.add_argument("chapter", nargs="*", help="chapters (01 or 01-greedy) or exercises (01.2), any number: "
+                                                   "./grade 08 09 10 (all when none is given)")
     parser.add_argument("--solutions", action="store_true", help="grade the worked solutions")
     parser.add_argument("--build-dir", help="build directory (default: build, or build-solutions)")
     parser.add_argument("--no-build", action="store_true", help="use the existing build as it is")
@@ -143,8 +144,9 @@ def main(argv=None):
     selected = select_exercises(manifest, args.chapter)
     if not selected:
         chapters = sorted({f"{e['chapter']} ({e['chapter_dir']})" for e in manifest})
-        print(f"error: no chapter or exercise '{args.chapter}'\n  fix: pass a chapter ({', '.join(chapters)}) "
-              "or an exercise such as 01.2", file=sys.stderr)
+        unknown = " ".join(f"'{w}'" for w in unknown_selections(manifest, args.chapter))
+        print(f"error: no chapter or exercise {unknown}\n  fix: pass chapters ({', '.join(chapters)}) "
+              "or exercises such as 01.2", file=sys.stderr)
         return 2
     default = REPO / ("build-solutions" if args.solutions else "build")
     build_dir = Path(args.build_dir).resolve() if args.build_dir else default

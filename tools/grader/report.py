@@ -37,6 +37,14 @@ def exercise_lines(ex, colour, solutions=False, root=REPO, exercises_dir=None, h
     """The report's lines for one exercise. Its hint only once it was attempted and failed (a stub
     left as it is gets none: the page and the stub come first), its first ex.tier tiers; with
     hints, every tier of every exercise."""
+    lines = own_lines(ex, colour, solutions, root, exercises_dir, hints)
+    if hints and ex.state not in ("not-started", "fail"):  # --hints: every tier, whatever the state
+        lines += hint_lines(hint_tiers(ex.info), len(hint_tiers(ex.info)), colour)
+    return lines
+
+
+def own_lines(ex, colour, solutions, root, exercises_dir, hints):
+    """exercise_lines without --hints' tiers for the states that show none of their own."""
     info, state = ex.info, ex.state
     if state == "pass":
         return [f"  {paint('✓', 'green', colour)} {info['id']} {info['title']}"]
