@@ -1,6 +1,7 @@
 // Chapter 10, part 3: mirostat 2.0 on a sampled run. Each step keeps the tokens whose surprise
 // -log2 p is at most mu, draws one, and moves mu by eta times the gap between the surprise it
 // got and the target tau: mu over the run, and the surprise held near tau.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -39,6 +40,7 @@ std::vector<MiroStep> run_mirostat(const Session& s, double tau, double eta, Gen
         MiroStep step{mu, 0, 0, 0};
         const Vec p = softmax(logits);
         for (size_t i = 0; i < p.size(); ++i) step.kept += -std::log2(static_cast<double>(p(i))) <= mu;
+        step.kept = std::max(step.kept, 1);  // the floor: the favourite stays even when mu is below every surprise
         const int id = mirostat_v2_step(logits, tau, eta, mu, rng.coin());
         step.surprise = tau + (step.mu - mu) / eta;  // mu' = mu - eta (surprise - tau)
         step.raw_surprise = -std::log2(static_cast<double>(p(static_cast<size_t>(id))));
@@ -70,8 +72,8 @@ void one_tau(const Session& s, double tau, double eta, CsvRows& csv) {
     const std::string series = "tau " + std::to_string(tau).substr(0, 3);
     std::printf("  tau %.1f bits, eta %.2f (mu starts at 2 tau = %.1f):\n  %s%s\n", tau, eta, 2 * tau,
                 s.tokenizer.decode(s.prompt).c_str(), g.text.c_str());
-    std::printf("  %5s %7s %6s %10s %13s\n", "step", "mu", "kept", "surprise", "under the model");
-    double sum = 0, sum_late = 0;
+    std::printf("  %5s %7s %6s %10s %13s\n", "step", "mu", "kept", "s under q", "s under model");
+    double sum = 0, sum_late = 0, sum_model = 0;
     int late = 0;
     for (size_t i = 0; i < steps.size(); ++i) {
         const MiroStep& st = steps[i];
@@ -80,10 +82,20 @@ void one_tau(const Session& s, double tau, double eta, CsvRows& csv) {
         csv.push_back({series + " mu", static_cast<double>(i), st.mu, ""});
         csv.push_back({series + " surprise", static_cast<double>(i), st.surprise, ""});
         sum += st.surprise;
+        sum_model += st.raw_surprise;
         if (2 * i >= steps.size()) sum_late += st.surprise, ++late;
     }
-    std::printf("  mean surprise %.2f bits over all %zu steps, %.2f over the second half (tau %.1f)\n",
-                sum / static_cast<double>(steps.size()), steps.size(), late ? sum_late / late : 0.0, tau);
+    const double n = static_cast<double>(steps.size()), second_half = late ? sum_late / late : 0.0;
+    std::printf("  s, the drawn token's surprise in bits: under q (the kept tokens renormalised, the one mu\n"
+                "  follows) and under the model's whole distribution, which is larger: the cut tail is gone from q.\n");
+    std::printf("  mean s under q %.2f over all %zu steps, %.2f over the second half (tau %.1f); under the model %.2f\n",
+                sum / n, steps.size(), second_half, tau, sum_model / n);
+    if (std::abs(second_half - tau) <= 0.5)
+        std::printf("  settled: the second half's mean under q is within 0.5 bits of tau\n");
+    else
+        std::printf("  not settled in %zu steps: the second half's mean under q is %.2f bits from tau; more tokens\n"
+                    "  (--max-new-tokens) give mu time to settle\n",
+                    steps.size(), std::abs(second_half - tau));
     const bool same = library_run(s, tau, eta) == g.ids;
     std::printf("  make_sampler with --mirostat 2 --order llama.cpp, seed %llu: %s\n",
                 static_cast<unsigned long long>(s.config.seed), same ? "the same tokens" : "DIFFERENT tokens");
