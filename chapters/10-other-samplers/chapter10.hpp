@@ -3,6 +3,7 @@
 // calls them in order: part 1 in truncations.cpp, 2 in dry.cpp, 3 in mirostat.cpp, 4 in
 // biases.cpp; your_turn.cpp reports the exercises.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <xtensor/xtensor.hpp>
@@ -29,6 +30,10 @@ using CsvRows = decodebook::LabelledRows;
 // The logits after `context` (V).
 Vec next_logits(const decodebook::Session& s, const std::vector<int>& context);
 
+// The contexts of the most and the least confident of the first greedy steps (chapter 03's peaked
+// and flat steps): part 1 shows the truncations there, part 3 dynamic temperature.
+std::pair<std::vector<int>, std::vector<int>> peaked_and_flat_contexts(const decodebook::Session& s);
+
 // A plain greedy run of `max_new_tokens` after `prompt` (on the cached loop).
 decodebook::Generation greedy_run(const decodebook::Session& s, const std::vector<int>& prompt, int max_new_tokens);
 
@@ -41,7 +46,9 @@ void truncations_side_by_side(const decodebook::Session& s, CsvRows& csv);
 void dry_against_repetition(const decodebook::Session& s);
 
 // Part 3: mirostat 2.0's mu over a sampled run, step by step, holding the surprise near tau
-// (every step to the CSV); the same tokens as make_sampler with --mirostat 2.
+// (every step to the CSV), at your tau and at 3; mirostat 1 at your tau; each the same tokens as
+// make_sampler with --mirostat 2 or 1; then dynamic temperature on the prompt's, the peaked and
+// the flat step.
 void mirostat_run(const decodebook::Session& s, CsvRows& csv);
 
 // Part 4: logit bias, bad words and suppressed tokens on one short greedy run.

@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     info.defaults.max_new_tokens = 64;  // part 3's mirostat runs
     info.csv_columns = "series,x,y,label";
     // every other sampler's setting is the part's own: part 1 compares fixed settings, part 4 fixed biases
-    info.steers = {{"part 3", {"max-new-tokens", "seed", "mirostat-tau", "mirostat-eta"}}};
+    info.steers = {{"part 3", {"max-new-tokens", "seed", "mirostat-tau", "mirostat-eta"}}};  // its mirostat runs
     info.show_steps = false;  // its runs are tables of their own; part 3's mirostat has no coin-in-CDF step table
     info.lookahead = kScanned - 1;  // part 1 walks kScanned greedy steps: the prompt must leave room, whatever -n is
     CommandLine opt;
@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
         std::printf("\n== 2. DRY against the repetition penalty, on chapter 01's loop ==\n");
         dry_against_repetition(session);
 
-        std::printf("\n== 3. Mirostat 2.0: mu steers the surprise toward tau (seed %llu) ==\n",
+        std::printf("\n== 3. Adaptive samplers: mirostat's mu steers the surprise toward tau (seed %llu); dynamic temperature ==\n",
                     static_cast<unsigned long long>(session.config.seed));
         mirostat_run(session, csv);
 

@@ -56,25 +56,6 @@ std::vector<Rule> rules() {
     };
 }
 
-// The most and the least confident of the first kScanned greedy steps: one greedy run, each
-// step's top-1 probability read from its StepRecord (greedy chose the top token).
-std::pair<std::vector<int>, std::vector<int>> peaked_and_flat_contexts(const Session& s) {
-    GenerationConfig config;
-    config.max_new_tokens = kScanned;
-    config.eos_token_id = std::vector<int>{};  // scan every step, as chapter 03 does: no early stop
-    const Generation g = generate_cached(s.model, s.tokenizer, s.prompt, config, greedy);
-    size_t peaked = 0, flat = 0;
-    for (size_t i = 0; i < g.steps.size(); ++i) {
-        if (g.steps[i].probability > g.steps[peaked].probability) peaked = i;
-        if (g.steps[i].probability < g.steps[flat].probability) flat = i;
-    }
-    const auto context = [&](size_t i) {
-        std::vector<int> c = s.prompt;
-        c.insert(c.end(), g.ids.begin(), g.ids.begin() + static_cast<long>(i));
-        return c;
-    };
-    return {context(peaked), context(flat)};
-}
 
 void show_step(const Session& s, const char* name, const std::vector<int>& context, CsvRows& csv) {
     const Vec z = next_logits(s, context);
@@ -108,12 +89,59 @@ void show_step(const Session& s, const char* name, const std::vector<int>& conte
 
 }  // namespace
 
+// The most and the least confident of the first kScanned greedy steps: one greedy run, each
+// step's top-1 probability read from its StepRecord (greedy chose the top token).
+std::pair<std::vector<int>, std::vector<int>> peaked_and_flat_contexts(const Session& s) {
+    GenerationConfig config;
+    config.max_new_tokens = kScanned;
+    config.eos_token_id = std::vector<int>{};  // scan every step, as chapter 03 does: no early stop
+    const Generation g = generate_cached(s.model, s.tokenizer, s.prompt, config, greedy);
+    size_t peaked = 0, flat = 0;
+    for (size_t i = 0; i < g.steps.size(); ++i) {
+        if (g.steps[i].probability > g.steps[peaked].probability) peaked = i;
+        if (g.steps[i].probability < g.steps[flat].probability) flat = i;
+    }
+    const auto context = [&](size_t i) {
+        std::vector<int> c = s.prompt;
+        c.insert(c.end(), g.ids.begin(), g.ids.begin() + static_cast<long>(i));
+        return c;
+    };
+    return {context(peaked), context(flat)};
+}
+
 void truncations_side_by_side(const Session& s, CsvRows& csv) {
     const auto [peaked, flat] = peaked_and_flat_contexts(s);
     std::printf("  (the most and the least confident of the first %d greedy steps, as chapter 03 finds them)\n", kScanned);
     show_step(s, "first", s.prompt, csv);
     show_step(s, "peaked", peaked, csv);
     show_step(s, "flat", flat, csv);
+
+    // Top-n-sigma reads the logits' own scale: z / T moves the maximum and sigma alike, so a
+    // temperature applied first keeps the same tokens.
+    const Vec z_flat = next_logits(s, flat);
+    std::printf("\n  top_n_sigma 1 on the flat step after temperature T first:");
+    for (const float t : {0.5f, 1.0f, 2.0f}) {
+        Vec z = z_flat;
+        divide_by_temperature(z, t);
+        apply_top_n_sigma(z, 1.0f);
+        std::printf(" T %.1f keeps %d%s", static_cast<double>(t), count_candidates(z), t < 2.0f ? "," : "");
+    }
+    std::printf("\n  (z / T divides the largest logit and sigma alike: the cut keeps the same tokens at any T)\n");
+
+    // Typical-p's two boundaries differ only where the mass is crossed inside a tie: a step built
+    // so (tests/test_other_samplers.cpp checks it); on the model's steps above they agreed.
+    const Vec built{0.4f, 0.2f, 0.2f, 0.2f};
+    const auto ids_kept = [](const std::vector<bool>& keep) {
+        std::string out;
+        for (size_t i = 0; i < keep.size(); ++i)
+            if (keep[i]) out += " " + std::to_string(i);
+        return out;
+    };
+    std::printf("\n  typical_p 0.3 on a step built so, p = 0.4 0.2 0.2 0.2 (the three 0.2s are the most typical and tie):\n"
+                "    hf keeps ids%s (a tie at the crossing stays together); llama.cpp keeps ids%s (it stops at the\n"
+                "    first running sum over the mass)\n",
+                ids_kept(typical_keep(built, 0.3, 1, TypicalRule::HuggingFace)).c_str(),
+                ids_kept(typical_keep(built, 0.3, 1, TypicalRule::LlamaCpp)).c_str());
 }
 
 }  // namespace chapter10
