@@ -44,6 +44,7 @@ std::vector<MiroStep> run_mirostat(const Session& s, int version, double tau, do
         const Vec p = softmax(logits);
         for (size_t i = 0; i < p.size(); ++i) step.kept += -std::log2(static_cast<double>(p(i))) <= mu;
         step.kept = std::max(step.kept, 1);  // the floor: the favourite stays even when mu is below every surprise
+        if (version == 1) step.kept = -1;    // mirostat 1 keeps the top k of its Zipf fit, not the tokens under mu
         const int id = version == 1 ? mirostat_v1_step(logits, tau, eta, kMirostatM, mu, rng.coin())
                                     : mirostat_v2_step(logits, tau, eta, mu, rng.coin());
         step.surprise = tau + (step.mu - mu) / eta;  // mu' = mu - eta (surprise - tau)
@@ -83,7 +84,8 @@ void one_tau(const Session& s, int version, double tau, double eta, CsvRows& csv
     for (size_t i = 0; i < steps.size(); ++i) {
         const MiroStep& st = steps[i];
         if (i < 4 || i % 8 == 0 || i + 1 == steps.size())
-            std::printf("  %5zu %7.3f %6d %10.3f %13.3f\n", i, st.mu, st.kept, st.surprise, st.raw_surprise);
+            std::printf("  %5zu %7.3f %6s %10.3f %13.3f\n", i, st.mu, st.kept < 0 ? "-" : std::to_string(st.kept).c_str(),
+                        st.surprise, st.raw_surprise);
         if (version == 2) {  // the page's plot follows mirostat 2.0
             csv.push_back({series + " mu", static_cast<double>(i), st.mu, ""});
             csv.push_back({series + " surprise", static_cast<double>(i), st.surprise, ""});

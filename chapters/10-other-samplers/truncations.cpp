@@ -134,7 +134,10 @@ void truncations_side_by_side(const Session& s, CsvRows& csv) {
     const auto ids_kept = [](const std::vector<bool>& keep) {
         std::string out;
         for (size_t i = 0; i < keep.size(); ++i)
-            if (keep[i]) out += " " + std::to_string(i);
+            if (keep[i]) {
+                out += ' ';
+                out += std::to_string(i);
+            }
         return out;
     };
     std::printf("\n  typical_p 0.3 on a step built so, p = 0.4 0.2 0.2 0.2 (the three 0.2s are the most typical and tie):\n"
