@@ -49,13 +49,24 @@ inline int utf8_next(int u, uint8_t b) {
 inline void check_dfa(const Dfa& dfa) {
     const size_t n = dfa.states();
     if (n == 0 || dfa.next.size() != 256 * n || dfa.start != 0) fail("the DFA's table has the wrong shape");
-    std::vector<std::vector<int32_t>> into(n);
+    // the edges t <- s, each (s, t) once, grouped by t: into[first[t] .. first[t + 1])
+    std::vector<uint32_t> first(n + 1, 0);
+    std::vector<std::pair<int32_t, int32_t>> edges;  // (t, s)
+    std::vector<int32_t> last_from(n, -1);
     for (size_t s = 0; s < n; ++s)
         for (int b = 0; b < 256; ++b) {
             const int32_t t = dfa.next[256 * s + b];
             if (t != Dfa::kDead && (t < 0 || static_cast<size_t>(t) >= n)) fail("a transition leaves the DFA");
-            if (t >= 0) into[t].push_back(static_cast<int32_t>(s));
+            if (t >= 0 && last_from[t] != static_cast<int32_t>(s)) {
+                last_from[t] = static_cast<int32_t>(s);
+                edges.emplace_back(t, static_cast<int32_t>(s));
+                ++first[t + 1];
+            }
         }
+    for (size_t t = 0; t < n; ++t) first[t + 1] += first[t];
+    std::vector<int32_t> into(edges.size());
+    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+    for (const auto& [t, s] : edges) into[fill[t]++] = s;
     // reachable states, each beside the UTF-8 decoder's state (one pair per (state, decoder))
     std::vector<uint8_t> seen(8 * n, 0), reached(n, 0), live(n, 0);
     std::vector<std::pair<int32_t, int>> todo{{dfa.start, 0}};
@@ -79,8 +90,8 @@ inline void check_dfa(const Dfa& dfa) {
     while (!back.empty()) {
         const int32_t t = back.back();
         back.pop_back();
-        for (int32_t s : into[t])
-            if (!live[s]) live[s] = 1, back.push_back(s);
+        for (uint32_t k = first[t]; k < first[t + 1]; ++k)
+            if (const int32_t s = into[k]; !live[s]) live[s] = 1, back.push_back(s);
     }
     for (size_t s = 0; s < n; ++s) {
         if (!reached[s]) fail("a DFA state cannot be reached from the start");

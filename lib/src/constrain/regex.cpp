@@ -9,6 +9,7 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <span>
 #include <unordered_map>
 #include <utility>
 
@@ -72,9 +73,23 @@ CodeSet shorthand(char letter) {
 
 struct ByteRange {
     uint8_t lo, hi;
-    bool operator<(const ByteRange& o) const { return lo != o.lo ? lo < o.lo : hi < o.hi; }
+    auto operator<=>(const ByteRange&) const = default;
 };
-using ByteSeq = std::vector<ByteRange>;
+
+// One UTF-8 sequence of byte ranges: at most 4, held in place (no allocation per sequence).
+struct ByteSeq {
+    std::array<ByteRange, 4> r{};
+    uint8_t n = 0;
+    size_t size() const { return n; }
+    const ByteRange& operator[](size_t i) const { return r[i]; }
+    void push_back(ByteRange b) { r[n++] = b; }
+    ByteSeq from(size_t k) const {  // the suffix of ranges k..n-1
+        ByteSeq out;
+        for (size_t i = k; i < n; ++i) out.push_back(r[i]);
+        return out;
+    }
+    auto operator<=>(const ByteSeq&) const = default;
+};
 
 size_t utf8_length(uint32_t cp) { return cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4; }
 
@@ -587,11 +602,29 @@ private:
 
 // ------------------------------------------------------------------------- Thompson's NFA
 
-// A state has at most one byte transition (lo..hi to `next`) and any number of empty ones.
+// A state has at most one byte transition (lo..hi to `next`) and any number of empty ones,
+// which the builder lists as (from, to) pairs and EmptyMoves then groups by state.
 struct NfaState {
     int32_t next = -1;
     uint8_t lo = 0, hi = 0;
-    std::vector<int32_t> eps;
+};
+
+// The empty transitions, grouped by state (compressed rows): state s's go to
+// to[first[s]] .. to[first[s + 1] - 1]. One array for the whole NFA, not a vector per state: a
+// pattern's states are built and read once, and allocating per state was most of the time spent.
+struct EmptyMoves {
+    std::vector<uint32_t> first;  // (states + 1)
+    std::vector<int32_t> to;      // (empty transitions)
+    EmptyMoves(size_t states, const std::vector<std::pair<int32_t, int32_t>>& links) : first(states + 1, 0) {
+        for (const auto& [from, _] : links) first[static_cast<size_t>(from) + 1] += 1;
+        for (size_t s = 0; s < states; ++s) first[s + 1] += first[s];
+        to.resize(links.size());
+        std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+        for (const auto& [from, t] : links) to[fill[static_cast<size_t>(from)]++] = t;
+    }
+    std::span<const int32_t> of(int32_t s) const {
+        return std::span<const int32_t>(to).subspan(first[static_cast<size_t>(s)], first[static_cast<size_t>(s) + 1] - first[static_cast<size_t>(s)]);
+    }
 };
 
 struct Fragment {
@@ -603,6 +636,7 @@ public:
     NfaBuilder(std::string_view pattern, size_t limit) : pattern_(pattern), limit_(limit) {}
 
     std::vector<NfaState> states;
+    std::vector<std::pair<int32_t, int32_t>> links;  // the empty transitions, (from, to)
 
     Fragment build(const Node& n) {
         switch (n.kind) {
@@ -623,22 +657,26 @@ public:
         return static_cast<int32_t>(states.size() - 1);
     }
 
-    void link(int32_t from, int32_t to) { states[from].eps.push_back(to); }
+    void link(int32_t from, int32_t to) { links.emplace_back(from, to); }
 
 private:
     std::string_view pattern_;
     size_t limit_;
+    std::unordered_map<const CodeSet*, std::vector<ByteSeq>> sequences_;  // per Set node of the tree
 
     // One character of the set: its UTF-8 sequences, sharing their common tails (most end in the
     // same continuation ranges), entered through one empty transition each.
     Fragment chars(const CodeSet& set) {
-        const std::vector<ByteSeq> seqs = utf8_sequences(set);
+        // a bounded repeat builds its body once per copy: the same set's sequences are split once
+        auto known = sequences_.find(&set);
+        if (known == sequences_.end()) known = sequences_.emplace(&set, utf8_sequences(set)).first;
+        const std::vector<ByteSeq>& seqs = known->second;
         const int32_t in = add(), out = add();
         std::map<ByteSeq, int32_t> tails;  // a sequence's suffix -> the state that reads it
         for (const ByteSeq& seq : seqs) {
             int32_t after = out;
             for (size_t k = seq.size(); k-- > 0;) {
-                ByteSeq suffix(seq.begin() + static_cast<std::ptrdiff_t>(k), seq.end());
+                ByteSeq suffix = seq.from(k);
                 auto found = tails.find(suffix);
                 if (found != tails.end()) {
                     after = found->second;
@@ -758,14 +796,14 @@ struct ClassDfa {
 
 class SubsetBuilder {
 public:
-    SubsetBuilder(const std::vector<NfaState>& nfa, int32_t final_state, const ByteClasses& bc,
-                  std::string_view pattern, const RegexLimits& limits)
-        : nfa_(nfa), final_(final_state), bc_(bc), pattern_(pattern), limits_(limits),
+    SubsetBuilder(const std::vector<NfaState>& nfa, const EmptyMoves& empty, int32_t final_state,
+                  const ByteClasses& bc, std::string_view pattern, const RegexLimits& limits)
+        : nfa_(nfa), empty_(empty), final_(final_state), bc_(bc), pattern_(pattern), limits_(limits),
           work_limit_(limits.max_nfa_states * kWorkPerNfaState), mark_(nfa.size(), 0) {}
 
     ClassDfa run(int32_t nfa_start) {
         dfa_.classes = bc_.count;
-        dfa_.start = state_of(closure({nfa_start}));
+        dfa_.start = state_of(std::vector<int32_t>{nfa_start});
         std::vector<std::vector<int32_t>> buckets(bc_.count);
         for (size_t d = 0; d < sets_.size(); ++d) {
             for (auto& b : buckets) b.clear();
@@ -776,7 +814,13 @@ public:
                 spend(1 + bc_.of[st.hi] - bc_.of[st.lo]);
             }
             for (size_t c = 0; c < bc_.count; ++c) {
-                const int32_t t = buckets[c].empty() ? Dfa::kDead : state_of(closure(buckets[c]));
+                auto& seeds = buckets[c];
+                std::sort(seeds.begin(), seeds.end());
+                seeds.erase(std::unique(seeds.begin(), seeds.end()), seeds.end());
+                // neighbouring classes often lead to the same states (a range spans many classes)
+                const int32_t t = seeds.empty() ? Dfa::kDead
+                                  : c > 0 && seeds == buckets[c - 1] ? dfa_.trans[d * bc_.count + c - 1]
+                                                                     : state_of(seeds);
                 dfa_.trans[d * bc_.count + c] = t;
             }
         }
@@ -785,6 +829,7 @@ public:
 
 private:
     const std::vector<NfaState>& nfa_;
+    const EmptyMoves& empty_;
     int32_t final_;
     const ByteClasses& bc_;
     std::string_view pattern_;
@@ -792,6 +837,10 @@ private:
     size_t work_limit_, work_ = 0;
     std::vector<uint32_t> mark_;
     uint32_t generation_ = 0;
+    std::vector<int32_t> stack_, kept_;  // closure's scratch, kept between calls
+    // The DFA state of each distinct set of seeds (sorted), so each is closed once: many DFA
+    // states step to the same NFA states on some class.
+    std::unordered_map<std::vector<int32_t>, int32_t, SetHash> of_seeds_;
     std::unordered_map<std::vector<int32_t>, int32_t, SetHash> index_;
     std::vector<const std::vector<int32_t>*> sets_;  // DFA state -> its NFA states (keys of index_)
     ClassDfa dfa_;
@@ -805,42 +854,50 @@ private:
     }
 
     // The states reachable by empty transitions, keeping those that matter: the ones with a byte
-    // transition, and the final state (which decides acceptance). Sorted: it is the DFA state's key.
-    std::vector<int32_t> closure(const std::vector<int32_t>& seeds) {
+    // transition, and the final state (which decides acceptance). Sorted into kept_: it is the DFA
+    // state's key.
+    void closure(const std::vector<int32_t>& seeds) {
         if (++generation_ == 0) {
             std::fill(mark_.begin(), mark_.end(), 0);
             generation_ = 1;
         }
-        std::vector<int32_t> stack, kept;
+        stack_.clear();
+        kept_.clear();
         for (int32_t s : seeds)
-            if (mark_[s] != generation_) mark_[s] = generation_, stack.push_back(s);
-        while (!stack.empty()) {
-            const int32_t s = stack.back();
-            stack.pop_back();
-            const NfaState& st = nfa_[s];
-            if (st.next >= 0 || s == final_) kept.push_back(s);
-            for (int32_t t : st.eps)
-                if (mark_[t] != generation_) mark_[t] = generation_, stack.push_back(t);
-            spend(1 + st.eps.size());
+            if (mark_[s] != generation_) mark_[s] = generation_, stack_.push_back(s);
+        while (!stack_.empty()) {
+            const int32_t s = stack_.back();
+            stack_.pop_back();
+            if (nfa_[s].next >= 0 || s == final_) kept_.push_back(s);
+            const std::span<const int32_t> moves = empty_.of(s);
+            for (int32_t t : moves)
+                if (mark_[t] != generation_) mark_[t] = generation_, stack_.push_back(t);
+            spend(1 + moves.size());
         }
-        std::sort(kept.begin(), kept.end());
-        return kept;
+        std::sort(kept_.begin(), kept_.end());
     }
 
-    int32_t state_of(std::vector<int32_t> set) {
-        auto found = index_.find(set);
-        if (found != index_.end()) return found->second;
-        if (sets_.size() >= limits_.max_dfa_states)
-            throw Error("regex " + shown(pattern_) + " needs more than " + std::to_string(limits_.max_dfa_states) +
-                            " DFA states",
-                        "simplify the pattern (a repeat followed by a bounded repeat of what it overlaps, such as "
-                        "(a|b)*a(a|b){20}, grows exponentially), or raise RegexLimits::max_dfa_states");
-        const int32_t id = static_cast<int32_t>(sets_.size());
-        const bool accepts = std::binary_search(set.begin(), set.end(), final_);
-        auto inserted = index_.emplace(std::move(set), id).first;
-        sets_.push_back(&inserted->first);
-        dfa_.accepting.push_back(accepts ? 1 : 0);
-        dfa_.trans.resize(dfa_.trans.size() + bc_.count, Dfa::kDead);
+    // The DFA state the seeds close into, made if it is new.
+    int32_t state_of(const std::vector<int32_t>& seeds) {
+        if (auto known = of_seeds_.find(seeds); known != of_seeds_.end()) return known->second;
+        closure(seeds);
+        int32_t id;
+        if (auto found = index_.find(kept_); found != index_.end()) {
+            id = found->second;
+        } else {
+            if (sets_.size() >= limits_.max_dfa_states)
+                throw Error("regex " + shown(pattern_) + " needs more than " + std::to_string(limits_.max_dfa_states) +
+                                " DFA states",
+                            "simplify the pattern (a repeat followed by a bounded repeat of what it overlaps, such as "
+                            "(a|b)*a(a|b){20}, grows exponentially), or raise RegexLimits::max_dfa_states");
+            id = static_cast<int32_t>(sets_.size());
+            const bool accepts = std::binary_search(kept_.begin(), kept_.end(), final_);
+            auto inserted = index_.emplace(kept_, id).first;
+            sets_.push_back(&inserted->first);
+            dfa_.accepting.push_back(accepts ? 1 : 0);
+            dfa_.trans.resize(dfa_.trans.size() + bc_.count, Dfa::kDead);
+        }
+        of_seeds_.emplace(seeds, id);
         return id;
     }
 };
@@ -1063,15 +1120,20 @@ Dfa byte_table(const ClassDfa& d, const ByteClasses& bc) {
             const int32_t t = d.trans[order[k] * C + c];
             if (t >= 0 && id[t] < 0) id[t] = static_cast<int32_t>(order.size()), order.push_back(t);
         }
+    // a class is a run of consecutive bytes (byte_classes cuts 0..255 at the ranges' ends)
+    std::vector<int> class_end(C, 0);  // one past the class's last byte
+    for (int b = 0; b < 256; ++b) class_end[bc.of[b]] = b + 1;
     Dfa out;
     out.start = 0;
     out.accepting.resize(order.size());
-    out.next.assign(256 * order.size(), Dfa::kDead);
+    out.next.resize(256 * order.size());
     for (size_t k = 0; k < order.size(); ++k) {
         out.accepting[k] = d.accepting[order[k]];
-        for (int b = 0; b < 256; ++b) {
-            const int32_t t = d.trans[order[k] * C + bc.of[b]];
-            out.next[256 * k + b] = t >= 0 ? id[t] : Dfa::kDead;
+        int32_t* row = out.next.data() + 256 * k;
+        for (size_t c = 0, b = 0; c < C; ++c) {
+            const int32_t t = d.trans[order[k] * C + c];
+            const int32_t to = t >= 0 ? id[t] : Dfa::kDead;
+            for (; b < static_cast<size_t>(class_end[c]); ++b) row[b] = to;
         }
     }
     return out;
@@ -1119,7 +1181,8 @@ RegexBuild build_regex(std::string_view pattern, const RegexLimits& limits) {
     const int32_t final_state = nfa.add();
     nfa.link(top.out, final_state);
     const ByteClasses bc = byte_classes(nfa.states);
-    const ClassDfa subsets = SubsetBuilder(nfa.states, final_state, bc, pattern, limits).run(top.in);
+    const EmptyMoves empty(nfa.states.size(), nfa.links);
+    const ClassDfa subsets = SubsetBuilder(nfa.states, empty, final_state, bc, pattern, limits).run(top.in);
     const ClassDfa live = prune(subsets);
     if (live.states() == 0)
         throw Error("regex " + shown(pattern) + " matches no string at all (its language is empty)",
