@@ -908,10 +908,16 @@ private:
 // to kDead. This is what makes "walk != kDead" mean "a prefix of some match".
 ClassDfa prune(const ClassDfa& d) {
     const size_t n = d.states(), C = d.classes;
-    std::vector<std::vector<int32_t>> into(n);
+    // the transitions backwards, grouped by target: into[first[t] .. first[t + 1]) lead to t
+    std::vector<uint32_t> first(n + 1, 0);
+    for (const int32_t t : d.trans)
+        if (t >= 0) ++first[static_cast<size_t>(t) + 1];
+    for (size_t t = 0; t < n; ++t) first[t + 1] += first[t];
+    std::vector<int32_t> into(first[n]);
+    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
     for (size_t s = 0; s < n; ++s)
         for (size_t c = 0; c < C; ++c)
-            if (const int32_t t = d.trans[s * C + c]; t >= 0) into[t].push_back(static_cast<int32_t>(s));
+            if (const int32_t t = d.trans[s * C + c]; t >= 0) into[fill[t]++] = static_cast<int32_t>(s);
     std::vector<uint8_t> live(n, 0);
     std::vector<int32_t> todo;
     for (size_t s = 0; s < n; ++s)
@@ -919,8 +925,8 @@ ClassDfa prune(const ClassDfa& d) {
     while (!todo.empty()) {
         const int32_t t = todo.back();
         todo.pop_back();
-        for (int32_t s : into[t])
-            if (!live[s]) live[s] = 1, todo.push_back(s);
+        for (uint32_t k = first[t]; k < first[t + 1]; ++k)
+            if (const int32_t s = into[k]; !live[s]) live[s] = 1, todo.push_back(s);
     }
     ClassDfa out;
     out.classes = C;
