@@ -71,6 +71,21 @@ size_t check_requests(const ModelConfig& mc, const std::vector<ServeRequest>& re
 
 }  // namespace
 
+std::vector<int> check_serve_request(const ModelConfig& mc, const ServeRequest& r, size_t i) {
+    if (decode_loop(r.config, false) != DecodeLoop::Plain)
+        throw Error("request " + std::to_string(i) + " asks for " +
+                        (r.config.num_beams > 1 ? "beam search (num_beams " + std::to_string(r.config.num_beams) + ")"
+                                                : "speculative decoding (prompt_lookup_num_tokens " +
+                                                      std::to_string(r.config.prompt_lookup_num_tokens) + ")") +
+                        ", and serve_requests decodes one token per request per step",
+                    "serve it with num_beams 1 and prompt_lookup_num_tokens 0, or run it alone (beam_search_cached, "
+                    "generate_speculative)");
+    if (r.n < 1 || static_cast<size_t>(r.n) > kMaxServeSlots)
+        throw Error("request " + std::to_string(i) + " asks for n " + std::to_string(r.n) + " samples",
+                    "ask for 1 to " + std::to_string(kMaxServeSlots) + " samples of a prompt");
+    return check_request(mc, r.prompt, r.config);
+}
+
 std::vector<std::vector<int>> check_serve_requests(const ModelConfig& mc, const std::vector<ServeRequest>& requests) {
     if (requests.empty()) throw Error("serve_requests got no requests", "pass at least one request");
     std::vector<std::vector<int>> eos_ids;
@@ -83,22 +98,11 @@ std::vector<std::vector<int>> check_serve_requests(const ModelConfig& mc, const 
             throw Error("request " + std::to_string(i) + " arrives at " + number(r.arrival) + ", after the " +
                             number(kMaxServeArrival) + " (one day in milliseconds) serve_requests schedules",
                         "give every arrival a time from 0 to " + number(kMaxServeArrival) + " on the serving clock");
-        if (decode_loop(r.config, false) != DecodeLoop::Plain)
-            throw Error("request " + std::to_string(i) + " asks for " +
-                            (r.config.num_beams > 1 ? "beam search (num_beams " + std::to_string(r.config.num_beams) + ")"
-                                                    : "speculative decoding (prompt_lookup_num_tokens " +
-                                                          std::to_string(r.config.prompt_lookup_num_tokens) + ")") +
-                            ", and serve_requests decodes one token per request per step",
-                        "serve it with num_beams 1 and prompt_lookup_num_tokens 0, or run it alone (beam_search_cached, "
-                        "generate_speculative)");
-        if (r.n < 1 || static_cast<size_t>(r.n) > kMaxServeSlots)
-            throw Error("request " + std::to_string(i) + " asks for n " + std::to_string(r.n) + " samples",
-                        "ask for 1 to " + std::to_string(kMaxServeSlots) + " samples of a prompt");
         if (i > 0 && r.arrival < requests[i - 1].arrival)
             throw Error("request " + std::to_string(i) + " arrives at " + number(r.arrival) + ", before request " +
                             std::to_string(i - 1) + " at " + number(requests[i - 1].arrival),
                         "list the requests in order of arrival (sort them by arrival time)");
-        eos_ids.push_back(check_request(mc, r.prompt, r.config));
+        eos_ids.push_back(check_serve_request(mc, r, i));
     }
     return eos_ids;
 }

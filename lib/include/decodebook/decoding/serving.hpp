@@ -95,10 +95,16 @@ inline constexpr size_t kMaxServeSlots = 4096;
 /// chapter 07.
 inline constexpr double kMaxServeArrival = 86'400'000.0;
 
+/// The checks of one request that every serving loop makes (chapter 12's PagedEngine::add makes
+/// them alone): one token per step (no beams, no prompt lookup), n from 1 to kMaxServeSlots, and
+/// what check_request checks. `index` names the request in messages. Introduced in chapter 07.
+/// @return the EOS ids check_request resolved
+/// @throws Error naming the request and the fix.
+std::vector<int> check_serve_request(const ModelConfig& mc, const ServeRequest& request, size_t index);
+
 /// The checks every serving loop makes before any work (chapter 07's serve_requests and chapter
 /// 12's serve_paged): at least one request; arrivals finite, >= 0, at most kMaxServeArrival and
-/// in order; one token per request per step (no beams, no prompt lookup); n from 1 to
-/// kMaxServeSlots; each request as check_request checks it. Introduced in chapter 07.
+/// in order; then each request as check_serve_request checks it. Introduced in chapter 07.
 /// @return per request, the EOS ids check_request resolved
 /// @throws Error naming the request and the fix.
 std::vector<std::vector<int>> check_serve_requests(const ModelConfig& mc, const std::vector<ServeRequest>& requests);
