@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size > 4096) return 0;  // a pattern, not a book
     const std::string_view input(reinterpret_cast<const char*>(data), size);
     try {
-        fuzz::check_dfa(decodebook::compile_regex(input, fuzz::kLimits));
+        fuzz::check_dfa(decodebook::compile_regex(input, fuzz::kRegexLimits));
     } catch (const decodebook::Error&) {
         // refused with a message: allowed for any input
     }
@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     // or three escapes read together by the parser: 12 bytes reach every such case. Every input of
     // up to 48 bytes took a third of the target's time (a second DFA, a chain of size + 1 states).
     if (size <= 12 && valid_utf8(input)) {
-        const Dfa literal = decodebook::compile_regex(decodebook::escape_regex(input), fuzz::kLimits);
+        const Dfa literal = decodebook::compile_regex(decodebook::escape_regex(input), fuzz::kRegexLimits);
         if (!literal.matches(input)) fuzz::fail("escape_regex's pattern does not match its literal");
         if (literal.matches(std::string(input) + "x")) fuzz::fail("escape_regex's pattern matches more than its literal");
         if (literal.states() != size + 1) fuzz::fail("a literal's minimal DFA is not a chain of its bytes");
