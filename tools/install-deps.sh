@@ -35,6 +35,7 @@ packages=(
   libcxxopts-dev                              # chapter command lines
   catch2                                      # tests and grading (Catch2 v2)
   libseccomp-dev                              # ./grade runs your code under a seccomp filter
+  libcpp-httplib-dev                          # decodebook-serve's HTTP (the library llama.cpp's server uses)
   python3                                     # ./grade and tests/course/check_course.py (standard library only)
 )
 for arg in "$@"; do
