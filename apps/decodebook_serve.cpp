@@ -38,16 +38,19 @@
 #include <vector>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/utf8.hpp"
 #include "decodebook/model/tokenizer.hpp"
 #include "decodebook/course/cli.hpp"
+#include "decodebook/course/logprobs_report.hpp"
 #include "decodebook/course/model_dir.hpp"
 #include "decodebook/decoding/bind.hpp"
 #include "decodebook/decoding/constraint.hpp"
 #include "decodebook/decoding/generation_config.hpp"
 #include "decodebook/decoding/paged_engine.hpp"
+#include "decodebook/decoding/scoring.hpp"
 
 using namespace decodebook;
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;  // fields in the order OpenAI writes them; top logprobs by rank
 
 namespace {
 
@@ -77,6 +80,13 @@ void send_error(httplib::Response& res, const ApiError& e) {
 
 std::string message_of(const Error& e) { return e.problem() + " (" + e.fix() + ")"; }
 
+// Code points of valid UTF-8 text (OpenAI's text_offset counts them, as Python's len does).
+size_t code_points(const std::string& text) {
+    size_t n = 0;
+    for (unsigned char ch : text) n += (ch & 0xC0) != 0x80;
+    return n;
+}
+
 // ------------------------------------------------------------------------- what flows between threads
 
 // One thing a request hears: a token's text, a sample's end, or a failure.
@@ -84,6 +94,7 @@ struct Event {
     enum class Kind { Token, Finish, Failure } kind;
     size_t choice = 0;              // prompt index * n + sample
     std::string text;               // Token: the text the step released (may be empty)
+    std::optional<StepLogprobs> logprobs;  // Token: its numbers, when the request asked
     ServedRequest done;             // Finish
     ApiError failure{500, ""};      // Failure
 };
@@ -115,6 +126,7 @@ struct Channel {
 // One prompt of an HTTP request, checked and ready for the engine.
 struct Pending {
     ServeRequest request;
+    std::optional<LogprobsRequest> logprobs;  // chapter 11's records, when the request asked
     size_t first_choice = 0;  // its samples are choices first_choice .. first_choice + n - 1
     std::shared_ptr<Channel> channel;
 };
@@ -204,7 +216,8 @@ public:
             try {
                 engine_.step();
             } catch (const Error& e) {  // a bug: every request fails rather than the server
-                for (auto& [id, live] : live_) live.channel->push({Event::Kind::Failure, 0, "", {}, {500, message_of(e), "server_error"}});
+                for (auto& [id, live] : live_)
+                    live.channel->push({Event::Kind::Failure, 0, "", std::nullopt, {}, {500, message_of(e), "server_error"}});
                 for (auto& [id, live] : live_) engine_.cancel(id);
                 live_.clear();
             }
@@ -240,19 +253,20 @@ private:
         const size_t first = p.first_choice;
         const int n = p.request.n;
         EngineObserver observer{
-            [channel, first](size_t, int sample, const StepRecord& record) {
-                channel->push({Event::Kind::Token, first + static_cast<size_t>(sample), record.text, {}, {500, ""}});
+            [channel, first](size_t, int sample, const StepRecord& record, const StepLogprobs* lp) {
+                channel->push({Event::Kind::Token, first + static_cast<size_t>(sample), record.text,
+                               lp ? std::optional<StepLogprobs>(*lp) : std::nullopt, {}, {500, ""}});
             },
             [this, channel, first](ServedRequest&& done) {
                 const size_t choice = first + static_cast<size_t>(done.sample);
                 record_finished(done);
-                channel->push({Event::Kind::Finish, choice, "", std::move(done), {500, ""}});
+                channel->push({Event::Kind::Finish, choice, "", std::nullopt, std::move(done), {500, ""}});
             }};
         try {
-            const size_t id = engine_.add(std::move(p.request), std::move(observer));
+            const size_t id = engine_.add(std::move(p.request), std::move(observer), p.logprobs);
             live_[id] = {channel, n};
         } catch (const Error& e) {
-            channel->push({Event::Kind::Failure, first, "", {}, {400, message_of(e)}});
+            channel->push({Event::Kind::Failure, first, "", std::nullopt, {}, {400, message_of(e)}});
         }
     }
 
@@ -306,6 +320,8 @@ struct Completion {
     std::vector<std::vector<int>> prompts;
     ServeRequest request;  // its config, seed and n; the prompt is filled per prompt
     bool stream = false;
+    std::optional<int> logprobs;  // OpenAI's logprobs: the top K per token (chapter 11)
+    bool echo = false;            // the prompt before the completion, with its logprobs when asked
 };
 
 std::vector<std::vector<int>> read_prompts(const json& p, const Tokenizer& tokenizer) {
@@ -380,8 +396,10 @@ Completion read_completion(const std::string& body, const Tokenizer& tokenizer, 
         } else if (key == "prompt") {
             prompt = value;
         } else if (key == "max_tokens") {
-            if (!value.is_number_integer() || value.get<long>() < 1 || value.get<long>() > model.config().n_positions)
-                throw field("an integer from 1 to the model's context of " + std::to_string(model.config().n_positions));
+            if (value.is_null()) continue;
+            if (!value.is_number_integer() || value.get<long>() < 0 || value.get<long>() > model.config().n_positions)
+                throw field("an integer from 0 (with echo: score the prompt only) to the model's context of " +
+                            std::to_string(model.config().n_positions));
             config.max_new_tokens = value.get<int>();
         } else if (key == "temperature" || key == "top_p" || key == "presence_penalty" || key == "frequency_penalty") {
             if (!value.is_number()) throw field("a number");
@@ -414,9 +432,16 @@ Completion read_completion(const std::string& body, const Tokenizer& tokenizer, 
                 throw field("an object with one of regex (a string) or choice (a list of strings); json is not served yet");
             if (value.contains("regex")) knob("regex", value["regex"]);
             else knob("choice", value["choice"]);
-        } else if (key == "logprobs" || key == "echo" || key == "best_of" || key == "suffix" || key == "user" ||
-                   key == "stream_options") {
-            if (value.is_null() || (key == "echo" && value == false) || (key == "best_of" && value == 1)) continue;
+        } else if (key == "logprobs") {
+            if (value.is_null()) continue;
+            if (!value.is_number_integer() || value.get<long>() < 0 || value.get<long>() > kMaxLogprobs)
+                throw field("an integer from 0 to " + std::to_string(kMaxLogprobs) + " (vLLM's max_logprobs), or null");
+            c.logprobs = value.get<int>();
+        } else if (key == "echo") {
+            if (!value.is_boolean()) throw field("true or false");
+            c.echo = value.get<bool>();
+        } else if (key == "best_of" || key == "suffix" || key == "user" || key == "stream_options") {
+            if (value.is_null() || (key == "best_of" && value == 1)) continue;
             throw ApiError{400, key + " is not served yet by decodebook-serve (docs/limitations.rst)", "invalid_request_error", key};
         } else {
             const Knob* k = nullptr;
@@ -434,6 +459,13 @@ Completion read_completion(const std::string& body, const Tokenizer& tokenizer, 
         }
     }
     if (!prompt) throw ApiError{400, "prompt is required", "invalid_request_error", "prompt"};
+    if (config.max_new_tokens == 0 && !c.echo)
+        throw ApiError{400, "max_tokens 0 generates nothing: give it with echo true to score the prompt", "invalid_request_error",
+                       "max_tokens"};
+    if (config.max_new_tokens == 0 && c.stream)
+        throw ApiError{400, "max_tokens 0 scores the prompt and has nothing to stream", "invalid_request_error", "stream"};
+    const int max_tokens = config.max_new_tokens;
+    if (max_tokens == 0) config.max_new_tokens = 1;  // checked as one token; nothing is generated
     c.prompts = read_prompts(*prompt, tokenizer);
     if (!seeded) c.request.seed = std::random_device{}();  // OpenAI's default: a fresh draw
     try {
@@ -442,6 +474,7 @@ Completion read_completion(const std::string& body, const Tokenizer& tokenizer, 
     } catch (const Error& e) {  // a constraint that does not compile is the constraint's field
         throw ApiError{400, message_of(e), "invalid_request_error", constraint_kind(config)};
     }
+    config.max_new_tokens = max_tokens;
     return c;
 }
 
@@ -518,6 +551,23 @@ private:
         send_error(res, e);
     }
 
+    // OpenAI's logprobs object of some rows, its text offsets counted from `offset` code points.
+    json logprobs_json(const std::vector<LogprobsRow>& rows, size_t offset) const {
+        json out = openai_logprobs(rows, tokenizer_);
+        for (json& o : out["text_offset"]) o = o.get<size_t>() + offset;
+        return out;
+    }
+
+    // With echo: the prompt's text, and its rows (the first without numbers) when logprobs are asked.
+    std::vector<LogprobsRow> echoed_rows(const Completion& c, size_t prompt) const {
+        if (!c.echo || !c.logprobs) return {};
+        return prompt_rows(c.prompts[prompt], prompt_logprobs(model_, c.prompts[prompt], *c.logprobs));
+    }
+
+    std::string echoed_text(const Completion& c, size_t prompt) const {
+        return c.echo ? to_valid_utf8(tokenizer_.decode(c.prompts[prompt])) : std::string();
+    }
+
     void completions(const httplib::Request& req, httplib::Response& res) {
         Completion c;
         try {
@@ -525,9 +575,14 @@ private:
         } catch (const ApiError& e) {
             return refuse(res, e);
         }
+        const size_t n = static_cast<size_t>(c.request.n), choices = c.prompts.size() * n;
+        long prompt_tokens = 0;
+        for (const std::vector<int>& p : c.prompts) prompt_tokens += static_cast<long>(p.size());
+        const json head{{"id", "cmpl-" + std::to_string(next_id_++)}, {"object", "text_completion"},
+                        {"created", static_cast<long>(std::time(nullptr))}, {"model", config_.model_name}};
+        if (c.request.config.max_new_tokens == 0) return score_only(res, c, head, prompt_tokens);
         auto channel = std::make_shared<Channel>();
         std::vector<Pending> prompts;
-        long prompt_tokens = 0;
         for (size_t i = 0; i < c.prompts.size(); ++i) {
             ServeRequest r = c.request;
             r.prompt = c.prompts[i];
@@ -537,10 +592,10 @@ private:
             } catch (const Error& e) {
                 return refuse(res, {400, message_of(e), "invalid_request_error", "prompt"});
             }
-            prompt_tokens += static_cast<long>(r.prompt.size());
-            prompts.push_back({std::move(r), i * static_cast<size_t>(c.request.n), channel});
+            std::optional<LogprobsRequest> lp;
+            if (c.logprobs) lp = LogprobsRequest{*c.logprobs, LogprobsMode::RawLogprobs};
+            prompts.push_back({std::move(r), lp, i * n, channel});
         }
-        const size_t choices = c.prompts.size() * static_cast<size_t>(c.request.n);
         if (scheduler_.stopping()) return refuse(res, {503, "the server is shutting down", "server_error"});
         if (!scheduler_.submit(std::move(prompts))) {
             res.set_header("Retry-After", "1");
@@ -551,10 +606,8 @@ private:
             std::lock_guard lock(metrics_.m);
             metrics_.prompt_tokens += prompt_tokens;
         }
-        const json head{{"id", "cmpl-" + std::to_string(next_id_++)}, {"object", "text_completion"},
-                        {"created", static_cast<long>(std::time(nullptr))}, {"model", config_.model_name}};
-        if (c.stream) return stream(res, channel, head, choices);
-        // one body at the end: every choice's text and finish reason, and the usage
+        if (c.stream) return stream(res, channel, head, std::make_shared<Completion>(std::move(c)), choices);
+        // one body at the end: every choice's text, logprobs and finish reason, and the usage
         std::vector<json> out(choices);
         long completion_tokens = 0;
         for (size_t finished = 0; finished < choices;) {
@@ -566,9 +619,19 @@ private:
                 return send_error(res, e->failure);
             }
             if (e->kind != Event::Kind::Finish) continue;
-            out[e->choice] = {{"text", e->done.generation.text}, {"index", e->choice}, {"logprobs", nullptr},
-                              {"finish_reason", finish_reason(e->done.generation.finish_reason)}};
-            completion_tokens += static_cast<long>(e->done.generation.ids.size());
+            const size_t prompt = e->choice / n;
+            const Generation& g = e->done.generation;
+            const std::string echoed = echoed_text(c, prompt);
+            json lp = nullptr;
+            if (c.logprobs) {
+                std::vector<LogprobsRow> rows = echoed_rows(c, prompt);
+                const std::vector<LogprobsRow> made = generated_rows(g.ids, e->done.logprobs);
+                rows.insert(rows.end(), made.begin(), made.end());
+                lp = logprobs_json(rows, 0);
+            }
+            out[e->choice] = {{"text", echoed + g.text}, {"index", e->choice}, {"logprobs", lp},
+                              {"finish_reason", finish_reason(g.finish_reason)}};
+            completion_tokens += static_cast<long>(g.ids.size());
             ++finished;
         }
         json body = head;
@@ -578,13 +641,35 @@ private:
         res.set_content(body.dump(), "application/json");
     }
 
-    // Server-sent events: a chunk per token that released text, one per finished choice with its
-    // finish reason, then [DONE]. A write that fails means the client left: cancel.
-    void stream(httplib::Response& res, std::shared_ptr<Channel> channel, json head, size_t choices) {
-        auto finished = std::make_shared<size_t>(0);
+    // max_tokens 0 with echo: the prompts and their logprobs, nothing generated (how lm-eval's
+    // harness scores a text through a completions API). No engine step: one forward per prompt.
+    void score_only(httplib::Response& res, const Completion& c, json head, long prompt_tokens) {
+        std::vector<json> out;
+        for (size_t i = 0; i < c.prompts.size(); ++i) {
+            const json lp = c.logprobs ? logprobs_json(echoed_rows(c, i), 0) : json(nullptr);
+            for (int k = 0; k < c.request.n; ++k)
+                out.push_back({{"text", echoed_text(c, i)}, {"index", out.size()}, {"logprobs", lp}, {"finish_reason", "length"}});
+        }
+        head["choices"] = out;
+        head["usage"] = {{"prompt_tokens", prompt_tokens}, {"completion_tokens", 0}, {"total_tokens", prompt_tokens}};
+        res.set_content(head.dump(), "application/json");
+    }
+
+    // Server-sent events: the echoed prompt first (when asked), a chunk per token that released
+    // text or carries logprobs, one per finished choice with its finish reason, then [DONE]. A
+    // write that fails means the client left: cancel.
+    void stream(httplib::Response& res, std::shared_ptr<Channel> channel, json head, std::shared_ptr<const Completion> c,
+                size_t choices) {
+        struct State {
+            size_t finished = 0;
+            bool echoed = false;
+            std::vector<size_t> offset;  // per choice: code points of text sent so far
+        };
+        auto state = std::make_shared<State>();
+        state->offset.assign(choices, 0);
         res.set_chunked_content_provider(
             "text/event-stream",
-            [this, channel, head, choices, finished](size_t, httplib::DataSink& sink) {
+            [this, channel, head, c, choices, state](size_t, httplib::DataSink& sink) {
                 const auto send = [&](const json& chunk) {
                     const std::string line = "data: " + chunk.dump() + "\n\n";
                     return sink.write(line.data(), line.size());
@@ -594,7 +679,23 @@ private:
                     scheduler_.wake();
                     return false;
                 };
-                if (*finished == choices) {
+                const auto piece = [&](size_t choice, const std::string& text, const json& lp, const json& reason) {
+                    json chunk = head;
+                    chunk["choices"] = json::array({{{"text", text}, {"index", choice}, {"logprobs", lp}, {"finish_reason", reason}}});
+                    return chunk;
+                };
+                const size_t n = static_cast<size_t>(c->request.n);
+                if (c->echo && !state->echoed) {  // the prompt, once per choice, before any token
+                    state->echoed = true;
+                    for (size_t choice = 0; choice < choices; ++choice) {
+                        const std::string text = echoed_text(*c, choice / n);
+                        const json lp = c->logprobs ? logprobs_json(echoed_rows(*c, choice / n), 0) : json(nullptr);
+                        if (!send(piece(choice, text, lp, nullptr))) return gone();
+                        state->offset[choice] = code_points(text);
+                    }
+                    return true;
+                }
+                if (state->finished == choices) {
                     const std::string done = "data: [DONE]\n\n";
                     if (!sink.write(done.data(), done.size())) return gone();
                     sink.done();
@@ -602,17 +703,21 @@ private:
                 }
                 const std::optional<Event> e = channel->pop(std::chrono::milliseconds(200));
                 if (!e) return sink.is_writable() ? true : gone();
-                json chunk = head;
+                json chunk;
                 if (e->kind == Event::Kind::Failure) {
                     chunk = error_body(e->failure);
-                    *finished = choices;  // nothing more will come
+                    state->finished = choices;  // nothing more will come
                 } else if (e->kind == Event::Kind::Token) {
-                    if (e->text.empty()) return true;  // held back (a stop string's prefix, a cut character)
-                    chunk["choices"] = json::array({{{"text", e->text}, {"index", e->choice}, {"logprobs", nullptr}, {"finish_reason", nullptr}}});
+                    // a token whose text is held back (a stop string's prefix, a cut character) sends nothing
+                    // unless it carries logprobs
+                    if (e->text.empty() && !e->logprobs) return true;
+                    json lp = nullptr;
+                    if (e->logprobs) lp = logprobs_json({{e->logprobs->token, *e->logprobs}}, state->offset[e->choice]);
+                    chunk = piece(e->choice, e->text, lp, nullptr);
+                    state->offset[e->choice] += code_points(e->text);
                 } else {
-                    chunk["choices"] = json::array({{{"text", ""}, {"index", e->choice}, {"logprobs", nullptr},
-                                                     {"finish_reason", finish_reason(e->done.generation.finish_reason)}}});
-                    *finished += 1;
+                    chunk = piece(e->choice, "", nullptr, finish_reason(e->done.generation.finish_reason));
+                    state->finished += 1;
                 }
                 return send(chunk) ? true : gone();
             });

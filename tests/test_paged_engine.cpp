@@ -52,12 +52,17 @@ Generation alone(ServeRequest r, int sample = 0) {
 struct Heard {
     std::map<int, std::vector<int>> ids;
     std::map<int, std::string> text;
+    std::map<int, std::vector<StepLogprobs>> logprobs;
     std::vector<ServedRequest> finished;
     EngineObserver observer(size_t id) {
-        return {[this, id](size_t request, int sample, const StepRecord& record) {
+        return {[this, id](size_t request, int sample, const StepRecord& record, const StepLogprobs* lp) {
                     CHECK(request == id);
                     ids[sample].push_back(record.token);
                     text[sample] += record.text;
+                    if (lp) {
+                        CHECK(lp->token == record.token);
+                        logprobs[sample].push_back(*lp);
+                    }
                 },
                 [this](ServedRequest&& done) { finished.push_back(std::move(done)); }};
     }
@@ -190,4 +195,32 @@ TEST_CASE("the engine refuses a request without changing anything", "[paged-engi
     CHECK(fake.t == 0);
     CHECK(engine.add(sampled("Hi", 4, 1)) == 0);  // the refused ones took no id
     CHECK_THROWS_WITH(PagedEngine(model(), nullptr, PagedServeOptions{}, ServeClock{}), Catch::Contains("without now"));
+}
+
+TEST_CASE("logprobs asked of the engine come with each token and change no token", "[paged-engine]") {
+    ServeRequest r = sampled("The meaning of life is", 10, 31);
+    r.n = 2;
+    FakeClock fake;
+    PagedEngine engine(model(), &tokenizer(), PagedServeOptions{}, fake.clock());
+    Heard heard;
+    engine.add(r, heard.observer(0), LogprobsRequest{3, LogprobsMode::RawLogprobs});
+    while (!engine.idle()) engine.step();
+    REQUIRE(heard.finished.size() == 2);
+    for (const ServedRequest& done : heard.finished) {
+        INFO("sample " << done.sample);
+        ServeRequest one = r;
+        one.n = 1;
+        one.seed = r.seed + static_cast<uint64_t>(done.sample);
+        CHECK(done.generation.ids == alone(one).ids);  // the recording sampler picks make_sampler's tokens
+        REQUIRE(done.logprobs.size() == done.generation.ids.size());
+        for (size_t i = 0; i < done.logprobs.size(); ++i) {
+            const StepLogprobs& step = done.logprobs[i];
+            CHECK(step.token == done.generation.ids[i]);
+            CHECK(step.value <= 0.0f);
+            CHECK(step.top.size() >= 3);
+            CHECK(step.top[0].value >= step.value);
+        }
+        CHECK(heard.logprobs[done.sample].size() == done.logprobs.size());
+    }
+    CHECK_THROWS_WITH(engine.add(r, {}, LogprobsRequest{21, LogprobsMode::RawLogprobs}), Catch::Contains("21"));
 }

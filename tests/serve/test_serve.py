@@ -99,8 +99,8 @@ class Server:
         return self.proc.returncode
 
 
-def generated(prompt, *flags):
-    """decodebook-generate's text for the same settings (its --json response); the server drops
+def generated_choice(prompt, *flags):
+    """decodebook-generate's choice for the same settings (its --json response); the server drops
     special tokens' text as vLLM does by default."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "out.json")
@@ -108,7 +108,27 @@ def generated(prompt, *flags):
                        check=True, capture_output=True,
                        timeout=TIMEOUT, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
         with open(path) as f:
-            return json.load(f)["choices"][0]["text"]
+            return json.load(f)["choices"][0]
+
+
+def generated(prompt, *flags):
+    return generated_choice(prompt, *flags)["text"]
+
+
+def same_logprobs(test, got, expected):
+    """The same tokens, offsets and top tokens in the same order, and values within 1e-4: the server
+    decodes on the invariant kernels (chapter 12) and decodebook-generate prefills with GEMMs, so
+    the logits differ in their last bits."""
+    test.assertEqual(got["tokens"], expected["tokens"])
+    test.assertEqual(got["text_offset"], expected["text_offset"])
+    for a, b in zip(got["token_logprobs"], expected["token_logprobs"]):
+        test.assertTrue((a is None and b is None) or abs(a - b) < 1e-4, (a, b))
+    for a, b in zip(got["top_logprobs"], expected["top_logprobs"]):
+        test.assertEqual(a is None, b is None)
+        if a is not None:
+            test.assertEqual(list(a), list(b))
+            for key in a:
+                test.assertLess(abs(a[key] - b[key]), 1e-4)
 
 
 class Completions(unittest.TestCase):
@@ -177,6 +197,46 @@ class Completions(unittest.TestCase):
         self.assertEqual(texts[0], whole[:whole.index(stop)])
         self.assertEqual(reasons[0], "stop")
 
+    def test_logprobs_are_decodebook_generates(self):
+        body = {"prompt": "The best way to", "max_tokens": 6, "seed": 3, "temperature": 0.9, "logprobs": 2}
+        choice = self.server.complete(body)[1]["choices"][0]
+        expected = generated_choice("The best way to", "--max-new-tokens", "6", "--seed", "3", "--temperature", "0.9",
+                                    "--logprobs", "2")
+        self.assertEqual(choice["text"], expected["text"])
+        same_logprobs(self, choice["logprobs"], expected["logprobs"])
+        self.assertEqual(len(choice["logprobs"]["tokens"]), 6)
+        streamed_tokens = []
+        c = self.server.connection()
+        c.request("POST", "/v1/completions", body=json.dumps({**body, "stream": True}),
+                  headers={"Content-Type": "application/json"})
+        for raw in c.getresponse():
+            line = raw.decode().strip()
+            if line.startswith("data: {"):
+                lp = json.loads(line[6:])["choices"][0]["logprobs"]
+                if lp:
+                    streamed_tokens += lp["tokens"]
+                    self.assertEqual(lp["token_logprobs"][0], choice["logprobs"]["token_logprobs"][len(streamed_tokens) - 1])
+        c.close()
+        self.assertEqual(streamed_tokens, choice["logprobs"]["tokens"])
+
+    def test_echo_gives_the_prompt_and_its_logprobs(self):
+        body = {"prompt": "The best way to", "max_tokens": 5, "seed": 4, "temperature": 0.9, "logprobs": 1, "echo": True}
+        choice = self.server.complete(body)[1]["choices"][0]
+        expected = generated_choice("The best way to", "--max-new-tokens", "5", "--seed", "4", "--temperature", "0.9",
+                                    "--logprobs", "1", "--prompt-logprobs", "1")
+        self.assertTrue(choice["text"].startswith("The best way to"))
+        self.assertEqual(choice["text"], expected["text"])
+        same_logprobs(self, choice["logprobs"], expected["logprobs"])
+        self.assertIsNone(choice["logprobs"]["token_logprobs"][0])  # the first token has no prefix
+        # max_tokens 0: the prompt scored, nothing generated (lm-eval's loglikelihood requests)
+        status, scored, _ = self.server.complete({"prompt": "The best way to", "max_tokens": 0, "echo": True,
+                                                  "logprobs": 1})
+        self.assertEqual(status, 200)
+        only = scored["choices"][0]
+        self.assertEqual(only["text"], "The best way to")
+        self.assertEqual(only["logprobs"]["token_logprobs"], choice["logprobs"]["token_logprobs"][:4])
+        self.assertEqual(scored["usage"]["completion_tokens"], 0)
+
     def test_constraints(self):
         body = {"prompt": "The answer is", "max_tokens": 8, "seed": 1, "structured_outputs": {"choice": ["yes", "no"]}}
         self.assertIn(self.server.complete(body)[1]["choices"][0]["text"], ["yes", "no"])
@@ -243,7 +303,9 @@ class Completions(unittest.TestCase):
             ("id outside vocabulary", {"prompt": [10 ** 7]}, 400, "prompt"),
             ("bad regex", {"prompt": "A", "regex": "(("}, 400, "regex"),
             ("another model", {"prompt": "A", "model": "gpt-4"}, 404, "model"),
-            ("not yet", {"prompt": "A", "logprobs": 2}, 400, "logprobs"),
+            ("too many logprobs", {"prompt": "A", "logprobs": 21}, 400, "logprobs"),
+            ("nothing to generate", {"prompt": "A", "max_tokens": 0}, 400, "max_tokens"),
+            ("not yet", {"prompt": "A", "suffix": "B"}, 400, "suffix"),
         ]
         for name, body, status, param in cases:
             with self.subTest(name):

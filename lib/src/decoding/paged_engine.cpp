@@ -80,12 +80,13 @@ std::vector<int> PagedEngine::check(const ServeRequest& r, size_t i) const {
     return eos_ids;
 }
 
-size_t PagedEngine::add(ServeRequest request, EngineObserver observer) {
+size_t PagedEngine::add(ServeRequest request, EngineObserver observer, std::optional<LogprobsRequest> logprobs) {
     const size_t id = next_request_;
     if (!std::isfinite(request.arrival) || request.arrival < 0)
         throw Error("request " + std::to_string(id) + " arrives at " + std::to_string(request.arrival),
                     "give its arrival a finite time >= 0 on the serving clock");
     std::vector<int> eos_ids = check(request, id);
+    if (logprobs) check_logprobs_request(*logprobs);
     if (next_sequence_ + static_cast<size_t>(request.n) > static_cast<size_t>(INT_MAX))
         throw Error("the engine has numbered " + std::to_string(next_sequence_) + " sequences, and the pool names them by int",
                     "start a new engine");
@@ -98,7 +99,10 @@ size_t PagedEngine::add(ServeRequest request, EngineObserver observer) {
     for (int k = 0; k < r.r.n; ++k) {
         Sequence& s = sequences_[next_sequence_ + static_cast<size_t>(k)];
         s.request = id;
-        s.sampler = make_sampler(r.r.config, r.r.seed + static_cast<uint64_t>(k));
+        const uint64_t seed = r.r.seed + static_cast<uint64_t>(k);
+        s.records = logprobs.has_value();  // the same tokens either way, the numbers only when asked
+        s.sampler = logprobs ? make_logprobs_sampler(r.r.config, seed, *logprobs, s.logprobs)
+                             : make_sampler(r.r.config, seed);
         s.out.request = id;
         s.out.sample = k;
     }
@@ -186,12 +190,13 @@ bool PagedEngine::take(size_t s, double ms) {
     StepObserver told;
     if (r.observer.on_token)
         told = [&](const StepRecord& record) {
-            r.observer.on_token(q.request, q.out.sample, record);
+            r.observer.on_token(q.request, q.out.sample, record, q.records ? &q.logprobs.back() : nullptr);
             return StepAction::Continue;
         };
     if (!append_token(*q.state, token, logits_, ms, told)) return false;
     q.out.finished = t_;
     q.out.generation = std::move(q.state->out);
+    q.out.logprobs = std::move(q.logprobs);
     pool_.free(static_cast<int>(s));  // its cached blocks stay cached, waiting in the free queue
     running_.erase(std::find(running_.begin(), running_.end(), s));
     ServedRequest done = std::move(q.out);

@@ -14,6 +14,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "decodebook/decoding/paged_serving.hpp"
 #include "decodebook/decoding/sampler.hpp"
 #include "decodebook/decoding/serving.hpp"
+#include "decodebook/decoding/token_logprobs.hpp"
 #include "decodebook/model/gpt2.hpp"
 #include "decodebook/model/paged_kv_cache.hpp"
 
@@ -33,8 +35,9 @@ class Tokenizer;
 /// function may be empty. Introduced in chapter 12.
 struct EngineObserver {
     /// A token was appended to sample `sample` of request `request`: the record append_token made
-    /// (its id, and the text it released, stop strings held back as chapter 06 holds them).
-    std::function<void(size_t request, int sample, const StepRecord& record)> on_token;
+    /// (its id, and the text it released, stop strings held back as chapter 06 holds them), and
+    /// its logprobs record when add asked for them (chapter 11), else null.
+    std::function<void(size_t request, int sample, const StepRecord& record, const StepLogprobs* logprobs)> on_token;
     /// A sample finished: its generation, finish reason and times (`request` and `sample` say whose).
     std::function<void(ServedRequest&& finished)> on_finish;
 };
@@ -60,9 +63,14 @@ public:
 
     /// Check a request (its arrival must be a finite time >= 0 on the clock) and queue it behind the
     /// waiting ones. Its samples get the next sequence numbers. Nothing changes when it is refused.
+    /// @param request what to serve
+    /// @param observer told of each token and each finished sample
+    /// @param logprobs if given, each sample picks with make_logprobs_sampler (the same tokens) and
+    /// records each token's numbers (chapter 11): told with each token, and in ServedRequest::logprobs
     /// @return the request's id: 0, 1, 2, ... in the order added
-    /// @throws Error as check does, or when the engine has numbered INT_MAX sequences.
-    size_t add(ServeRequest request, EngineObserver observer = {});
+    /// @throws Error as check does, for a K outside 0..kMaxLogprobs, or when the engine has
+    /// numbered INT_MAX sequences.
+    size_t add(ServeRequest request, EngineObserver observer = {}, std::optional<LogprobsRequest> logprobs = {});
 
     /// Drop a request that is running or waiting: its running sequences give their blocks back
     /// (cached blocks stay cached), waiting ones leave the queue, and its observer hears nothing
@@ -105,6 +113,8 @@ private:
         size_t target = 0;                       // where its prefill ends
         std::unique_ptr<GenerationState> state;  // made at its first admission
         Sampler sampler;                         // its own coins: seed + sample
+        bool records = false;                    // the sampler appends to logprobs (chapter 11)
+        std::vector<StepLogprobs> logprobs;      // one record per token, when asked
         ServedRequest out;                       // what happened to it
     };
 

@@ -15,6 +15,7 @@
 
 #include "decodebook/decoding/generate.hpp"
 #include "decodebook/decoding/generation_config.hpp"
+#include "decodebook/decoding/token_logprobs.hpp"
 #include "decodebook/model/gpt2.hpp"
 
 namespace decodebook {
@@ -53,6 +54,8 @@ struct ServedRequest {
     double first_token = 0;  ///< when its first token was made (the end of its prefill)
     double finished = 0;     ///< when its last token was made
     std::vector<double> token_times;  ///< when each token was made: the gaps are its inter-token latencies
+    /// Each token's numbers (chapter 11), when chapter 12's PagedEngine::add asked for them; else empty.
+    std::vector<StepLogprobs> logprobs;
 
     /// Time to first token: queueing and prefill, from arrival to the first token.
     double ttft() const { return first_token - arrival; }
