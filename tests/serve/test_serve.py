@@ -331,6 +331,36 @@ class Completions(unittest.TestCase):
             self.assertIn(name, body)
 
 
+class OfficialClient(unittest.TestCase):
+    """OpenAI's Node client (tests/serve/openai_client.js): what it gets is what curl gets."""
+
+    def test_the_openai_node_client(self):
+        server = Server()
+        try:
+            run = subprocess.run(["node", os.path.join(os.path.dirname(__file__), "openai_client.js"), str(server.port)],
+                                 capture_output=True, text=True, timeout=TIMEOUT * 3)
+            if run.returncode == 77 and not os.environ.get("DECODEBOOK_REQUIRE_CLIENTS"):
+                self.skipTest(run.stderr.strip())
+            self.assertEqual(run.returncode, 0, run.stderr)
+            got = json.loads(run.stdout)
+        finally:
+            self.assertEqual(server.stop(), 0)
+        flags = ["--max-new-tokens", "12", "--temperature", "0.8", "--top-p", "0.9"]
+        expected = generated("The best way to", *flags, "--seed", "7")
+        self.assertEqual(got["completion"], expected)
+        self.assertEqual(got["stream"], expected)
+        self.assertEqual(got["finish_reason"], "length")
+        self.assertEqual(got["usage"]["completion_tokens"], 12)
+        self.assertEqual(got["n"], [generated("The best way to", *flags, "--seed", str(11 + k)) for k in range(3)])
+        same_logprobs(self, got["logprobs"],
+                      generated_choice("The best way to", "--max-new-tokens", "6", "--seed", "3", "--temperature", "0.9",
+                                       "--logprobs", "2")["logprobs"])
+        self.assertEqual(got["echo"]["text"], "The best way to")
+        self.assertIsNone(got["echo"]["logprobs"]["token_logprobs"][0])
+        self.assertEqual(len(got["echo"]["logprobs"]["tokens"]), 4)
+        self.assertEqual((got["error"]["status"], got["error"]["param"]), (400, "top_p"))
+
+
 class Access(unittest.TestCase):
     def test_an_api_key_is_asked_for(self):
         server = Server("--api-key", "sesame")
