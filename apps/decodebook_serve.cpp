@@ -6,7 +6,7 @@
 // POST /v1/completions takes OpenAI's fields (prompt, max_tokens, temperature, top_p, n, stop,
 // seed, stream, presence_penalty, frequency_penalty, logit_bias), every other knob of the table
 // under its table name (vLLM's convention: "top_k", "min_p", "regex", ...), and vLLM's
-// structured_outputs {"regex"} or {"choice"}. GET /v1/models, /health and /metrics (Prometheus'
+// structured_outputs {"regex"}, {"choice"} or {"json"} (a schema; "json_schema" takes one too). GET /v1/models, /health and /metrics (Prometheus'
 // text). Threads (docs/design.md, "The engine behind a server"): cpp-httplib's workers parse and
 // check a request, hand it to the one scheduler thread, then write that request's tokens as they
 // come (server-sent events with "stream": true); the scheduler owns the PagedEngine (chapter 12:
@@ -427,11 +427,17 @@ Completion read_completion(const std::string& body, const Tokenizer& tokenizer, 
         } else if (key == "logit_bias") {
             if (!value.is_object()) throw field("an object of token ids to biases");
             knob("logit_bias", value);
-        } else if (key == "structured_outputs") {
-            if (!value.is_object() || value.size() != 1 || !(value.contains("regex") || value.contains("choice")))
-                throw field("an object with one of regex (a string) or choice (a list of strings); json is not served yet");
+        } else if (key == "structured_outputs") {  // vLLM's names: regex, choice, json
+            if (!value.is_object() || value.size() != 1 ||
+                !(value.contains("regex") || value.contains("choice") || value.contains("json")))
+                throw field("an object with one of regex (a string), choice (a list of strings) or json (a schema)");
             if (value.contains("regex")) knob("regex", value["regex"]);
-            else knob("choice", value["choice"]);
+            else if (value.contains("choice")) knob("choice", value["choice"]);
+            else if (!value["json"].is_object()) throw field("an object whose json is a JSON schema object");
+            else knob("json_schema", value["json"]);
+        } else if (key == "json_schema") {  // the schema itself: the table's file path would read the server's files
+            if (!value.is_object()) throw field("a JSON schema object");
+            knob("json_schema", value);
         } else if (key == "logprobs") {
             if (value.is_null()) continue;
             if (!value.is_number_integer() || value.get<long>() < 0 || value.get<long>() > kMaxLogprobs)

@@ -243,6 +243,13 @@ class Completions(unittest.TestCase):
         body = {"prompt": "The year was", "max_tokens": 8, "seed": 1, "regex": " [0-9]{4}"}
         text = self.server.complete(body)[1]["choices"][0]["text"]
         self.assertRegex(text, r"^ [0-9]{4}$")
+        schema = {"type": "object", "properties": {"n": {"type": "integer"}, "ok": {"type": "boolean"}},
+                  "required": ["n", "ok"]}
+        for body in ({"structured_outputs": {"json": schema}}, {"json_schema": schema}):
+            text = self.server.complete({"prompt": "Answer:", "max_tokens": 40, "seed": 2, **body})[1]["choices"][0]["text"]
+            value = json.loads(text)
+            self.assertEqual(sorted(value), ["n", "ok"])
+            self.assertIsInstance(value["n"], int)
 
     def test_32_concurrent_streams_each_get_their_solo_run(self):
         prompts = ["A dog is", "The best way to", "You will", "Fortune favours"]
@@ -302,6 +309,9 @@ class Completions(unittest.TestCase):
             ("n above slots", {"prompt": "A", "n": 5}, 400, "n"),
             ("id outside vocabulary", {"prompt": [10 ** 7]}, 400, "prompt"),
             ("bad regex", {"prompt": "A", "regex": "(("}, 400, "regex"),
+            ("a schema by path", {"prompt": "A", "json_schema": "/etc/passwd"}, 400, "json_schema"),
+            ("a schema nested past the limit", {"prompt": "A", "json_schema": json.loads(
+                '{"type":"array","items":' * 300 + '{"type":"integer"}' + '}' * 300)}, 400, "json_schema"),
             ("another model", {"prompt": "A", "model": "gpt-4"}, 404, "model"),
             ("too many logprobs", {"prompt": "A", "logprobs": 21}, 400, "logprobs"),
             ("nothing to generate", {"prompt": "A", "max_tokens": 0}, 400, "max_tokens"),

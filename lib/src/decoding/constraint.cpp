@@ -18,15 +18,37 @@ std::string constraint_kind(const GenerationConfig& config) {
     return "";
 }
 
+namespace {
+
+// The json_schema knob holds a file's path, or the schema itself when it starts with { (a server
+// receives the schema in its request). Returns the schema's text.
+bool inline_schema(const std::string& value) {
+    const size_t first = value.find_first_not_of(" \t\r\n");
+    return first != std::string::npos && value[first] == '{';
+}
+
+// How messages name the schema: its path, or "(inline)".
+std::string schema_name(const GenerationConfig& config) {
+    return inline_schema(config.json_schema) ? "(inline)" : config.json_schema;
+}
+
+}  // namespace
+
 std::string constraint_regex(const GenerationConfig& config) {
     const std::string kind = constraint_kind(config);
     if (kind == "regex") return config.regex;
     if (kind == "choice") return choice_regex(config.choice);
     if (kind != "json_schema") return "";
-    const std::string text = read_small_file(config.json_schema, "JSON schema", 1 << 20,
-                                                "pass the path of a JSON schema file to --json-schema");
+    if (config.json_schema.size() > (1 << 20))
+        throw Error("the inline JSON schema has " + std::to_string(config.json_schema.size()) + " bytes",
+                    "give a schema of at most 1 MiB");
+    const std::string text = inline_schema(config.json_schema)
+                                 ? config.json_schema
+                                 : read_small_file(config.json_schema, "JSON schema", 1 << 20,
+                                                   "pass the path of a JSON schema file to --json-schema, or the schema "
+                                                   "itself (text starting with {)");
     // ordered: properties come out in the file's order; nesting is bounded while it is read
-    return json_schema_regex(parse_json_schema(text, config.json_schema));
+    return json_schema_regex(parse_json_schema(text, schema_name(config)));
 }
 
 namespace {
@@ -37,7 +59,7 @@ Dfa compile_constraint(const GenerationConfig& config, const std::string& regex)
     try {
         return compile_regex(regex);
     } catch (const Error& e) {
-        throw Error("the JSON schema " + config.json_schema + " converts to a regex too large for the DFA compiler: " +
+        throw Error("the JSON schema " + schema_name(config) + " converts to a regex too large for the DFA compiler: " +
                         e.problem(),
                     "make the schema smaller (fewer enum values, fewer nested arrays, smaller minItems/maxItems "
                     "and lengths)");
@@ -62,7 +84,7 @@ std::shared_ptr<Constraint> make_constraint(const GenerationConfig& config, cons
     c->regex = constraint_regex(config);
     c->name = kind == "regex"    ? "regex(" + config.regex + ")"
               : kind == "choice" ? "choice(" + std::to_string(config.choice.size()) + ")"
-                                 : "json_schema(" + config.json_schema + ")";
+                                 : "json_schema(" + schema_name(config) + ")";
     c->index = std::make_shared<TokenIndex>(compile_constraint(config, c->regex), vocabulary, eos_ids);
     if (c->index->allowed(c->index->dfa().start).empty()) {
         throw Error(c->name + " cannot begin: no token of the vocabulary starts a match",

@@ -273,7 +273,8 @@ void add_constraint_knobs(std::vector<Knob>& t) {
     t.push_back(choice_knob);
     Knob schema{"json_schema", "json-schema", G::Constraint,
                 "the output must be JSON satisfying the schema in this file (chapter 09)",
-                "a JSON schema file in the supported subset (constrain/json_schema.hpp); empty = off", false, {}, {},
+                "a JSON schema file in the supported subset (constrain/json_schema.hpp), or the schema itself as "
+                "text starting with {; empty = off", false, {}, {},
                 {}};
     schema.get = [](const C& c) { return c.json_schema; };
     schema.set = [](C& c, const std::string& text) { c.json_schema = text; };
