@@ -24,6 +24,7 @@
 #include <ctime>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -47,6 +48,7 @@
 #include "decodebook/decoding/constraint.hpp"
 #include "decodebook/decoding/generation_config.hpp"
 #include "decodebook/decoding/paged_engine.hpp"
+#include "decodebook/decoding/paged_serving.hpp"
 #include "decodebook/decoding/scoring.hpp"
 
 using namespace decodebook;
@@ -755,6 +757,47 @@ private:
     }
 };
 
+// The in-process twin of an HTTP load run (tools/serve_load.py): the same requests, arriving at
+// the same times, through serve_paged on the wall clock, with nothing between them and the engine.
+// FILE: a JSON list of {"prompt", "max_tokens", "temperature", "seed", "arrival_ms"}; prints one JSON
+// line per request: its TTFT and TPOT in ms and its tokens; then the pool's prefix-cache counters.
+int replay(const Gpt2& model, const Tokenizer& tokenizer, const PagedServeOptions& options, const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw UsageError("--replay " + path + " cannot be opened", "pass a workload file that tools/serve_load.py wrote");
+    json workload;
+    try {
+        workload = json::parse(in);
+    } catch (const json::exception& e) {
+        throw UsageError("--replay " + path + " is not a workload: " + e.what(), "pass a file tools/serve_load.py wrote");
+    }
+    std::vector<ServeRequest> requests;
+    try {
+        for (const json& w : workload) {
+            ServeRequest r;
+            r.prompt = tokenizer.encode(w.at("prompt").get<std::string>());
+            r.config.max_new_tokens = w.at("max_tokens").get<int>();
+            r.config.do_sample = true;
+            r.config.temperature = w.at("temperature").get<float>();
+            r.config.skip_special_tokens = true;
+            r.config.min_new_tokens = w.value("min_tokens", 0);
+            r.seed = w.at("seed").get<uint64_t>();
+            r.arrival = w.at("arrival_ms").get<double>();
+            requests.push_back(std::move(r));
+        }
+    } catch (const json::exception& e) {
+        throw UsageError("--replay " + path + ": " + e.what(), "pass a file tools/serve_load.py wrote");
+    }
+    PagedServeStats stats;
+    const std::vector<ServedRequest> served = serve_paged(model, &tokenizer, requests, options, wall_clock(), &stats);
+    for (const ServedRequest& s : served)
+        std::cout << json{{"ttft_ms", s.ttft()}, {"tpot_ms", s.tpot()}, {"tokens", s.generation.ids.size()},
+                          {"finished_ms", s.finished}}
+                         .dump()
+                  << "\n";
+    std::cout << json{{"cache_queries", stats.cache.queries}, {"cache_hits", stats.cache.hits}}.dump() << std::endl;
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -773,6 +816,9 @@ int main(int argc, char** argv) {
         {"block-size", "positions per block (vLLM's default 16)", "16"},
         {"api-key", "KEY: every request but /health must send Authorization: Bearer KEY (401 otherwise); default: none", ""},
         {"max-body", "the largest request body in bytes (413 beyond)", "1048576"},
+        {"prefix-caching", "reuse the cached blocks of earlier prompts (vLLM's enable_prefix_caching): true or false", "true"},
+        {"replay", "FILE: serve the workload in FILE in this process instead of over HTTP, and print each request's "
+                   "times as JSON lines (tools/serve_load.py's in-process row)", ""},
     };
     CommandLine cl;
     if (const std::optional<int> exit_code = read_command_line(argc, argv, info, cl)) return *exit_code;
@@ -789,8 +835,13 @@ int main(int argc, char** argv) {
         options.num_blocks = cl.extra_int("blocks", 1, 1 << 20);
         options.block_size = cl.extra_int("block-size", 1, 4096);
         sc.max_n = options.max_running;
+        const std::string caching = cl.extra.at("prefix-caching");
+        if (caching != "true" && caching != "false")
+            throw UsageError("--prefix-caching " + caching + " is neither true nor false", "pass --prefix-caching true or false");
+        options.prefix_caching = caching == "true";
         const Gpt2 model = Gpt2::load(cl.model_dir, cl.dtype);
         const Tokenizer tokenizer = Tokenizer::load(cl.model_dir);
+        if (!cl.extra.at("replay").empty()) return replay(model, tokenizer, options, cl.extra.at("replay"));
         // the model's id: its folder's name, as vLLM names a model by the path it was given
         sc.model_name = std::filesystem::path(cl.model_dir).lexically_normal().filename().string();
         if (sc.model_name.empty()) sc.model_name = std::filesystem::path(cl.model_dir).parent_path().filename().string();
