@@ -80,7 +80,16 @@ void send_error(httplib::Response& res, const ApiError& e) {
     res.set_content(error_body(e).dump(), "application/json");
 }
 
-std::string message_of(const Error& e) { return e.problem() + " (" + e.fix() + ")"; }
+std::string message_of(const Error& e) { return e.problem() + "; " + e.fix(); }
+
+// A knob's message names its command-line flag (--top-p); a request names the field (top_p).
+std::string as_field(std::string message) {
+    for (const Knob& k : knobs())
+        for (size_t at; (at = message.find("--" + k.flag)) != std::string::npos &&
+                        (at + 2 + k.flag.size() == message.size() || message[at + 2 + k.flag.size()] == ' ');)
+            message.replace(at, 2 + k.flag.size(), k.name);
+    return message;
+}
 
 // Code points of valid UTF-8 text (OpenAI's text_offset counts them, as Python's len does).
 size_t code_points(const std::string& text) {
@@ -387,7 +396,7 @@ Completion read_completion(const std::string& body, const Tokenizer& tokenizer, 
             try {
                 set_knob(config, name, knob_text(v));
             } catch (const Error& e) {
-                throw ApiError{400, message_of(e), "invalid_request_error", key};
+                throw ApiError{400, as_field(message_of(e)), "invalid_request_error", key};
             }
         };
         if (key == "model") {
