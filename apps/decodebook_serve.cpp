@@ -321,6 +321,10 @@ private:
 
 // ------------------------------------------------------------------------- reading a request
 
+// The most stop strings a request may give (OpenAI takes 4, vLLM any number): each is matched
+// against the text after every token, so a long list would slow every step of the request.
+constexpr size_t kMaxStops = 64;
+
 // The knob's value as the table's text: strings as they are, everything else as JSON.
 std::string knob_text(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
@@ -423,6 +427,8 @@ Completion read_completion(const std::string& body, const Tokenizer& tokenizer, 
             if (value.is_null()) continue;
             if (!value.is_string() && !value.is_array()) throw field("a string or a list of strings");
             config.stop.clear();
+            if (value.is_array() && value.size() > kMaxStops)
+                throw field("at most " + std::to_string(kMaxStops) + " strings (every token is checked against each)");
             for (const json& s : value.is_string() ? json::array({value}) : value) {
                 if (!s.is_string() || s.get<std::string>().empty()) throw field("a string or a list of non-empty strings");
                 config.stop.push_back(s.get<std::string>());

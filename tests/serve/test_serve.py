@@ -304,6 +304,7 @@ class Completions(unittest.TestCase):
             ("unknown field", {"prompt": "A", "frobnicate": 1}, 400, "frobnicate"),
             ("bad range", {"prompt": "A", "top_p": 2}, 400, "top_p"),
             ("bad type", {"prompt": "A", "max_tokens": "many"}, 400, "max_tokens"),
+            ("too many stop strings", {"prompt": "A", "stop": ["x%d" % i for i in range(65)]}, 400, "stop"),
             ("too long", {"prompt": "A", "max_tokens": 100000}, 400, "max_tokens"),
             ("beams", {"prompt": "A", "num_beams": 2}, 400, "num_beams"),
             ("n above slots", {"prompt": "A", "n": 5}, 400, "n"),
