@@ -791,6 +791,23 @@ TEST_CASE("a schema nested past the limit is refused before anything recurses th
     CHECK_THROWS_WITH(json_schema_regex(ojson::parse(nested_any_of(64))), Catch::Contains("more than 128 levels deep"));
 }
 
+// Found by fuzz_json_schema's hour-long run (29 Nov 2026): a pattern's groups were read by a
+// recursion of their own, unbounded, and a few thousand nested ( overflowed the stack (ASan's
+// stack-overflow in PatternReader::sequence; in a server, any client could end it).
+TEST_CASE("a schema pattern nested past the limit is refused before its reader recurses that deep", "[json-schema]") {
+    const auto with_groups = [](int n) {
+        return ojson{{"type", "string"}, {"pattern", "^" + std::string(static_cast<size_t>(n), '(') + "a" +
+                                                         std::string(static_cast<size_t>(n), ')') + "$"}};
+    };
+    const Matcher at_limit(json_schema_regex(with_groups(100)));
+    CHECK(at_limit.matches("\"a\""));
+    CHECK_THROWS_WITH(json_schema_regex(with_groups(101)), Catch::Contains("groups nested more than 100 deep"));
+    CHECK_THROWS_WITH(json_schema_regex(with_groups(200000)), Catch::Contains("groups nested more than 100 deep"));
+    // unclosed, as the fuzzer's input was: refused at the limit too, not at the end
+    const ojson open{{"type", "string"}, {"pattern", "^" + std::string(100000, '(') + "$"}};
+    CHECK_THROWS_WITH(json_schema_regex(open), Catch::Contains("groups nested more than 100 deep"));
+}
+
 // Issue 42 item 2: an array writes its items' regex twice, so 20 nested arrays (518 bytes) asked
 // for some 100 MB of regex, and the DFA compiler took 15-30 s and 2.7 GB to refuse it. The
 // converter now refuses a part that grows past kMaxRegexBytes (1 MiB) as it builds it, naming it.

@@ -391,8 +391,12 @@ public:
     }
 
 private:
+    // Groups a schema pattern may nest (the regex compiler takes 200 in all, and the schema's own
+    // structure adds groups around the pattern's).
+    static constexpr int kMaxPatternNesting = 100;
     std::u32string text_;
     size_t pos_ = 0;
+    int depth_ = 0;  // groups open at pos_
     std::string where_;
 
     [[noreturn]] void fail(const std::string& problem, const std::string& fix) const {
@@ -495,6 +499,10 @@ private:
     }
 
     std::string parenthesised() {
+        // each group is a level of this reader's recursion: bound it before the stack is
+        if (++depth_ > kMaxPatternNesting)
+            fail("groups nested more than " + std::to_string(kMaxPatternNesting) + " deep",
+                 "flatten the pattern's groups (a group that holds one group adds nothing)");
         ++pos_;
         if (peek() == '?') {
             if (pos_ + 1 < text_.size() && text_[pos_ + 1] == ':')
@@ -505,6 +513,7 @@ private:
         std::string inner = alternation();
         if (peek() != ')') fail("an unclosed (", "close every group");
         ++pos_;
+        --depth_;
         return "(?:" + inner + ")";
     }
 
