@@ -394,7 +394,9 @@ Completion read_completion(const std::string& body, const Tokenizer& tokenizer, 
     config.skip_special_tokens = true;  // vLLM's default: an EOS ends the text without its "<|endoftext|>"
     bool seeded = false;
     std::optional<json> prompt;
-    for (const auto& [key, value] : j.items()) {
+    for (const auto& item : j.items()) {  // not a structured binding: clang 14's lambdas cannot capture one
+        const std::string& key = item.key();
+        const json& value = item.value();
         const auto field = [&](const std::string& what) { return ApiError{400, key + " must be " + what, "invalid_request_error", key}; };
         const auto knob = [&](const std::string& name, const json& v) {
             try {
