@@ -11,6 +11,7 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/decoding/paged_engine.hpp"
+#include "fake_clock.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;
@@ -18,14 +19,6 @@ using golden::model;
 using golden::tokenizer;
 
 namespace {
-
-// One unit of time per model call.
-struct FakeClock {
-    double t = 0;
-    ServeClock clock() {
-        return {[this] { return t += 1; }, [this](double until) { t = until; }};
-    }
-};
 
 ServeRequest sampled(const std::string& prompt, int max_new_tokens, uint64_t seed) {
     ServeRequest r;

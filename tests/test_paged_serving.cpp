@@ -11,6 +11,7 @@
 
 #include "decodebook/base/error.hpp"
 #include "decodebook/decoding/paged_serving.hpp"
+#include "fake_clock.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;
@@ -18,14 +19,6 @@ using golden::model;
 using golden::tokenizer;
 
 namespace {
-
-// One unit of time per model call (as tests/test_serving.cpp's).
-struct FakeClock {
-    double t = 0;
-    ServeClock clock() {
-        return {[this] { return t += 1; }, [this](double until) { t = until; }};
-    }
-};
 
 // Six sampled requests that share a preamble of several blocks, arriving one unit apart.
 std::vector<ServeRequest> shared_prompt_requests() {

@@ -10,6 +10,7 @@
 #include "decodebook/decoding/cached_loops.hpp"
 #include "decodebook/decoding/sampler.hpp"
 #include "decodebook/decoding/serving.hpp"
+#include "fake_clock.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;
@@ -17,15 +18,6 @@ using golden::model;
 using golden::tokenizer;
 
 namespace {
-
-// One unit of time per model call: the loop reads `now` once after each prefill and each decode
-// call, so the n-th reading is n (after a wait, the arrival plus the calls since).
-struct FakeClock {
-    double t = 0;
-    ServeClock clock() {
-        return {[this] { return t += 1; }, [this](double until) { t = until; }};
-    }
-};
 
 ServeRequest request(const std::string& prompt, const GenerationConfig& config, uint64_t seed, double arrival) {
     ServeRequest r;
