@@ -1,4 +1,4 @@
-// decodebook-serve: the book's decoding behind an OpenAI-compatible HTTP server (issue 38).
+// decodebook-serve: the book's decoding behind an OpenAI-compatible HTTP server.
 //
 //   decodebook-serve                       (the embedded model on http://127.0.0.1:8000)
 //   curl -s localhost:8000/v1/completions -H 'Content-Type: application/json' -d '{"prompt": "The best way to", "max_tokens": 16, "seed": 7}'
