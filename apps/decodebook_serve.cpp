@@ -10,14 +10,15 @@
 // text). Threads (docs/design.md, "The engine behind a server"): cpp-httplib's workers parse and
 // check a request, hand it to the one scheduler thread, then write that request's tokens as they
 // come (server-sent events with "stream": true); the scheduler owns the PagedEngine (chapter 12:
-// continuous batching on the paged cache with prefix caching). A client that disconnects from a
-// stream cancels its request and its blocks return. SIGTERM or SIGINT: no new request is taken,
+// continuous batching on the paged cache with prefix caching). A client that disconnects, from a
+// stream or while it waits for one body, cancels its request and its blocks return. SIGTERM or SIGINT: no new request is taken,
 // those running or queued finish, and the server exits 0. Bad input gets OpenAI's error object.
 #include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -31,9 +32,12 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <poll.h>
 #include <random>
 #include <sstream>
 #include <string>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -96,6 +100,51 @@ size_t code_points(const std::string& text) {
     size_t n = 0;
     for (unsigned char ch : text) n += (ch & 0xC0) != 0x80;
     return n;
+}
+
+// ------------------------------------------------------------------------- a client that left
+
+// cpp-httplib 0.11 tells a handler that its client has closed only when a write fails, and a
+// request answered in one body writes nothing until the end; nor does it show a handler its
+// socket. The connection's four numbers (addresses and ports, which the request carries) name it:
+// find the descriptor whose ends are those. -1 when none is (a test's fake request).
+int client_socket(const httplib::Request& req) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+        int fd = -1;
+        try {
+            fd = std::stoi(entry.path().filename().string());
+        } catch (const std::exception&) {
+            continue;
+        }
+        sockaddr_storage local{}, peer{};
+        socklen_t local_len = sizeof local, peer_len = sizeof peer;
+        if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 ||
+            getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0)
+            continue;
+        char local_host[NI_MAXHOST], peer_host[NI_MAXHOST], local_port[NI_MAXSERV], peer_port[NI_MAXSERV];
+        if (getnameinfo(reinterpret_cast<sockaddr*>(&local), local_len, local_host, sizeof local_host, local_port,
+                        sizeof local_port, NI_NUMERICHOST | NI_NUMERICSERV) != 0 ||
+            getnameinfo(reinterpret_cast<sockaddr*>(&peer), peer_len, peer_host, sizeof peer_host, peer_port,
+                        sizeof peer_port, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+            continue;
+        if (peer_host == req.remote_addr && std::to_string(req.remote_port) == peer_port &&
+            std::to_string(req.local_port) == local_port)
+            return fd;
+    }
+    return -1;
+}
+
+// True when the client on `fd` has closed its connection (or it broke): the socket reads as
+// ended. A client that pipelines its next request reads as data, not as gone. Never blocks.
+bool client_gone(int fd) {
+    if (fd < 0) return false;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0) return false;
+    if (p.revents & (POLLERR | POLLHUP | POLLNVAL)) return true;
+    char byte;
+    const ssize_t got = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return got == 0 || (got < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
 
 // ------------------------------------------------------------------------- what flows between threads
@@ -631,12 +680,18 @@ private:
             std::lock_guard lock(metrics_.m);
             metrics_.prompt_tokens += prompt_tokens;
         }
-        if (c.stream) return stream(res, channel, head, std::make_shared<Completion>(std::move(c)), choices);
+        const int socket = client_socket(req);
+        if (c.stream) return stream(res, channel, head, std::make_shared<Completion>(std::move(c)), choices, socket);
         // one body at the end: every choice's text, logprobs and finish reason, and the usage
         std::vector<json> out(choices);
         long completion_tokens = 0;
         for (size_t finished = 0; finished < choices;) {
-            const std::optional<Event> e = channel->pop(std::chrono::milliseconds(1000));
+            const std::optional<Event> e = channel->pop(std::chrono::milliseconds(50));
+            if (client_gone(socket)) {  // nobody to answer: free the slots and blocks now
+                channel->cancelled = true;
+                scheduler_.wake();
+                return;
+            }
             if (!e) continue;
             if (e->kind == Event::Kind::Failure) {
                 channel->cancelled = true;
@@ -684,7 +739,7 @@ private:
     // text or carries logprobs, one per finished choice with its finish reason, then [DONE]. A
     // write that fails means the client left: cancel.
     void stream(httplib::Response& res, std::shared_ptr<Channel> channel, json head, std::shared_ptr<const Completion> c,
-                size_t choices) {
+                size_t choices, int socket) {
         struct State {
             size_t finished = 0;
             bool echoed = false;
@@ -694,7 +749,7 @@ private:
         state->offset.assign(choices, 0);
         res.set_chunked_content_provider(
             "text/event-stream",
-            [this, channel, head, c, choices, state](size_t, httplib::DataSink& sink) {
+            [this, channel, head, c, choices, state, socket](size_t, httplib::DataSink& sink) {
                 const auto send = [&](const json& chunk) {
                     const std::string line = "data: " + chunk.dump() + "\n\n";
                     return sink.write(line.data(), line.size());
@@ -727,7 +782,7 @@ private:
                     return true;
                 }
                 const std::optional<Event> e = channel->pop(std::chrono::milliseconds(200));
-                if (!e) return sink.is_writable() ? true : gone();
+                if (!e) return client_gone(socket) ? gone() : true;
                 json chunk;
                 if (e->kind == Event::Kind::Failure) {
                     chunk = error_body(e->failure);

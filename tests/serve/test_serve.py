@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """decodebook-serve over real HTTP on loopback (issue 38): completions, streams, n, stop strings,
 knobs by their table names, constraints, seeded results equal to decodebook-generate's,
-concurrent streams each equal to their solo run, a client that leaves mid-stream, every class of
+concurrent streams each equal to their solo run, a client that leaves mid-stream or before its answer, every class of
 bad request with its status, /metrics, and SIGTERM. Standard library only.
 
     tests/serve/test_serve.py BUILD_DIR          (ctest runs it: serve:http)
@@ -85,6 +85,12 @@ class Server:
                     reasons[choice["index"]] = choice["finish_reason"]
         c.close()
         return texts, reasons, done
+
+    def metric(self, name):
+        """One unlabelled value of /metrics."""
+        text = self.request("GET", "/metrics")[2]
+        values = dict(line.split(" ", 1) for line in text.splitlines() if line and not line.startswith("#"))
+        return float(values[name])
 
     def stop(self):
         if self.proc.poll() is None:
@@ -293,6 +299,23 @@ class Completions(unittest.TestCase):
             time.sleep(0.05)
         else:
             self.fail("the cancelled stream's blocks did not return:\n" + metrics)
+        self.assertEqual(self.server.complete({"prompt": "A", "max_tokens": 2})[0], 200)  # still serving
+
+    def test_a_client_that_leaves_before_its_one_body_frees_its_blocks(self):
+        before = self.server.metric("decodebook_requests_cancelled_total")
+        s = socket.create_connection(("127.0.0.1", self.server.port), timeout=TIMEOUT)
+        body = json.dumps({"prompt": "The best way to", "max_tokens": 200, "seed": 9, "min_new_tokens": 200}).encode()
+        s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                  str(len(body)).encode() + b"\r\n\r\n" + body)
+        s.close()  # the request is sent whole; nobody waits for its answer
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline:
+            if self.server.metric("decodebook_requests_cancelled_total") > before and \
+                    self.server.metric("decodebook_kv_blocks_free") == self.server.metric("decodebook_kv_blocks"):
+                break
+            time.sleep(0.05)
+        else:
+            self.fail("the abandoned request was not cancelled:\n" + self.server.request("GET", "/metrics")[2])
         self.assertEqual(self.server.complete({"prompt": "A", "max_tokens": 2})[0], 200)  # still serving
 
     def test_bad_requests_get_their_status_and_openai_error(self):
