@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Load decodebook-serve with open-loop Poisson arrivals and print what serving costs (issue 38).
 
-    tools/serve_load.py BUILD_DIR [--rates 4,8,16] [--requests 48] [--csv FILE]
+    tools/serve_load.py BUILD_DIR [--rates 4,8,16] [--requests 48] [--csv FILE] [--svg FILE]
+                                  [--saturation 128] [--repeats 5]
 
 For prefix caching on and off, and each rate (requests per second), it starts decodebook-serve on a
 free loopback port, sends a fixed workload (a shared preamble and one of eight questions per
@@ -10,8 +11,15 @@ each request streamed by its own thread, and measures from the client: time to f
 time per output token after it (TPOT), throughput, goodput (requests within the SLO both ways), and
 the prefix cache's hit rate from /metrics. Beside each HTTP row it prints the same workload served
 in-process (decodebook-serve --replay: serve_paged on the wall clock, no HTTP, no streaming), so
-the difference is what HTTP and streaming cost. A benchmark that prints figures, not a test: each
-run is bounded in requests (--requests) and in time (--max-seconds), and listens on 127.0.0.1 only.
+the difference is what HTTP and streaming cost. --svg draws the rows (the site's plot).
+
+Then, at saturation (--saturation requests all arriving at once, so the server always has a full
+batch), it measures throughput over HTTP and in-process in turn, --repeats times, alternating which
+goes first, and prints each pair's ratio and their median: on a shared host one pair is within its
+noise, and taking turns spreads the host's slow moments over both.
+
+A benchmark that prints figures, not a test: each run is bounded in requests (--requests,
+--saturation) and in time (--max-seconds), and listens on 127.0.0.1 only.
 """
 import argparse
 import http.client
@@ -144,15 +152,110 @@ def in_process(build, requests, flags):
     return done, span, hit, 0
 
 
+def throughput(done, span):
+    return sum(r["tokens"] for r in done) / span if done and span > 0 else float("nan")
+
+
+def saturation(args):
+    """Throughput with every request arriving at once, over HTTP and in-process in turn; the
+    median of the pairs' ratios."""
+    requests = workload(1.0, args.saturation, args.seed, args.max_tokens)
+    for r in requests:
+        r["arrival_ms"] = 0.0
+    flags = ["--slots", args.slots, "--prefix-caching", "true", "--max-queue", str(args.saturation)]
+    print(f"at saturation: {args.saturation} requests arriving at once, {args.max_tokens} tokens each, "
+          f"prefix cache on; {args.repeats} pairs, taking turns")
+    ratios = []
+    for i in range(args.repeats):
+        measured = {}
+        for how in (("HTTP", "in-process") if i % 2 == 0 else ("in-process", "HTTP")):
+            if how == "HTTP":
+                server = Server(args.build, *flags)
+                try:
+                    done, span, _, failed = over_http(server, requests, args.max_seconds)
+                finally:
+                    server.stop()
+                if failed:
+                    sys.exit(f"serve_load: {failed} of {len(requests)} requests failed at saturation")
+            else:
+                done, span, _, _ = in_process(args.build, requests, flags)
+            measured[how] = throughput(done, span)
+        ratios.append(measured["HTTP"] / measured["in-process"])
+        print(f"  pair {i + 1}: HTTP {measured['HTTP']:.0f} tok/s, in-process {measured['in-process']:.0f} tok/s: "
+              f"{ratios[-1]:.2f}x")
+    print(f"at saturation the server's throughput is {statistics.median(ratios):.2f}x the in-process loop's "
+          f"(median of {len(ratios)} pairs; {min(ratios):.2f}-{max(ratios):.2f})")
+    return ratios
+
+
+def svg_plot(rows, path, title):
+    """Two panels, throughput and TTFT p50 (log scale) against the arrival rate, one line per
+    setting; plain SVG, no plotting library."""
+    import math
+    settings = list(dict.fromkeys(r["setting"] for r in rows))
+    rates = sorted({r["rate"] for r in rows})
+    colors = {"on": "#1f77b4", "off": "#d62728"}
+    width, height, pad_l, pad_r, pad_t, pad_b, gap = 820, 330, 62, 16, 40, 96, 70
+    panel_w = (width - pad_l - pad_r - gap) / 2
+    panel_h = height - pad_t - pad_b
+    lo, hi = math.log(min(rates)), math.log(max(rates))
+    def x_at(left, rate):
+        return left + (math.log(rate) - lo) / ((hi - lo) or 1) * panel_w
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'font-family="sans-serif" font-size="12">', f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="13">{title}</text>']
+    panels = [("throughput (tokens/s)", "tokens_per_s", False), ("time to first token, p50 (ms)", "ttft_p50", True)]
+    for k, (label, key, log) in enumerate(panels):
+        left = pad_l + k * (panel_w + gap)
+        values = [r[key] for r in rows if r[key] == r[key] and r[key] > 0]
+        if log:
+            v_lo, v_hi = 10 ** math.floor(math.log10(min(values))), 10 ** math.ceil(math.log10(max(values)))
+            ticks = [10 ** e for e in range(int(math.log10(v_lo)), int(math.log10(v_hi)) + 1)]
+            def y_at(v):
+                return pad_t + panel_h - (math.log(v) - math.log(v_lo)) / (math.log(v_hi) - math.log(v_lo)) * panel_h
+        else:
+            step = 10 ** math.floor(math.log10(max(values))) / 2
+            v_hi = math.ceil(max(values) / step) * step
+            ticks = [i * step for i in range(int(round(v_hi / step)) + 1)]
+            def y_at(v):
+                return pad_t + panel_h - v / v_hi * panel_h
+        out.append(f'<rect x="{left}" y="{pad_t}" width="{panel_w}" height="{panel_h}" fill="none" stroke="#999"/>')
+        for t in ticks:
+            out.append(f'<line x1="{left}" x2="{left + panel_w}" y1="{y_at(t):.1f}" y2="{y_at(t):.1f}" stroke="#eee"/>')
+            out.append(f'<text x="{left - 4}" y="{y_at(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
+        for rate in rates:
+            out.append(f'<text x="{x_at(left, rate):.1f}" y="{pad_t + panel_h + 16}" text-anchor="middle">{rate:g}</text>')
+        out.append(f'<text x="{left + panel_w / 2}" y="{pad_t + panel_h + 32}" text-anchor="middle">'
+                   f'arrival rate (requests/s)</text>')
+        out.append(f'<text x="{left + panel_w / 2}" y="{pad_t - 6}" text-anchor="middle">{label}</text>')
+        for setting in settings:
+            points = [(x_at(left, r["rate"]), y_at(r[key])) for r in rows
+                      if r["setting"] == setting and r[key] == r[key] and r[key] > 0]
+            color = colors["on" if setting.endswith("on") else "off"]
+            dash = "" if setting.startswith("HTTP") else ' stroke-dasharray="5,4"'
+            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="' +
+                       " ".join(f"{x:.1f},{y:.1f}" for x, y in points) + '"/>')
+            for x, y in points:
+                out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{color}"/>')
+    for i, setting in enumerate(settings):
+        x, y = pad_l + (i % 2) * 300, height - 36 + (i // 2) * 16
+        color = colors["on" if setting.endswith("on") else "off"]
+        dash = "" if setting.startswith("HTTP") else ' stroke-dasharray="5,4"'
+        out.append(f'<line x1="{x}" x2="{x + 30}" y1="{y - 4}" y2="{y - 4}" stroke="{color}" stroke-width="2"{dash}/>')
+        out.append(f'<text x="{x + 36}" y="{y}">{setting}</text>')
+    out.append("</svg>")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+
+
 def row(name, rate, done, span, hit, failed, slo_ttft, slo_tpot):
     ttft = [r["ttft_ms"] for r in done]
     tpot = [r["tpot_ms"] for r in done]
-    tokens = sum(r["tokens"] for r in done)
     good = sum(1 for r in done if r["ttft_ms"] <= slo_ttft and r["tpot_ms"] <= slo_tpot)
     return {"setting": name, "rate": rate, "done": len(done), "failed": failed,
             "ttft_p50": percentile(ttft, 50), "ttft_p99": percentile(ttft, 99),
             "tpot_p50": percentile(tpot, 50), "tpot_p99": percentile(tpot, 99),
-            "tokens_per_s": tokens / span if span == span and span > 0 else float("nan"),
+            "tokens_per_s": throughput(done, span) if span == span else float("nan"),
             "goodput": good / span if span == span and span > 0 else float("nan"), "hit_rate": hit}
 
 
@@ -167,11 +270,17 @@ def main():
     ap.add_argument("--slo-tpot-ms", type=float, default=25, help="goodput's TPOT bound (default 25 ms)")
     ap.add_argument("--slots", default="8", help="decodebook-serve --slots (default 8)")
     ap.add_argument("--seed", type=int, default=1, help="the arrivals' and prompts' seed (default 1)")
-    ap.add_argument("--csv", help="also write the rows as CSV (the site's plot)")
+    ap.add_argument("--csv", help="also write the rows as CSV")
+    ap.add_argument("--svg", help="also draw the rows as an SVG plot (the site's figure)")
+    ap.add_argument("--saturation", type=int, default=128,
+                    help="requests arriving at once for the saturation pairs; 0 skips them (default 128)")
+    ap.add_argument("--repeats", type=int, default=5, help="saturation pairs, taking turns (default 5)")
     args = ap.parse_args()
     rates = [float(r) for r in args.rates.split(",")]
     if args.requests < 1 or args.requests > 2000 or any(r <= 0 or r > 1000 for r in rates):
         sys.exit("serve_load: give 1..2000 requests and rates in (0, 1000] per second")
+    if not 0 <= args.saturation <= 2000 or not 1 <= args.repeats <= 50:
+        sys.exit("serve_load: give --saturation 0..2000 requests and --repeats 1..50")
     rows = []
     print(f"decodebook-serve under open-loop Poisson load: {args.requests} requests per rate, {args.max_tokens} tokens "
           f"each, slots {args.slots}; SLO TTFT <= {args.slo_ttft_ms:g} ms and TPOT <= {args.slo_tpot_ms:g} ms")
@@ -200,6 +309,11 @@ def main():
         p = next(r for r in rows if r["rate"] == top and r["setting"] == f"in-process, prefix cache {caching}")
         print(f"at {top:g} requests/s, prefix cache {caching}: the server's throughput is "
               f"{h['tokens_per_s'] / p['tokens_per_s']:.2f}x the in-process loop's")
+    if args.svg:
+        svg_plot(rows, args.svg, f"decodebook-serve, {args.requests} requests per rate, {args.max_tokens} tokens each; "
+                                 "solid: HTTP, dashed: in-process")
+    if args.saturation:
+        saturation(args)
     if args.csv:
         with open(args.csv, "w") as f:
             f.write(",".join(rows[0]) + "\n")
