@@ -6,7 +6,7 @@
 //
 // On a GPT-2-124M-shaped model with random weights (written by the library's write_random_gpt2,
 // as decodebook-random-model --gpt2-small does, into DIR when it is not there yet):
-//   decode tokens/s (128 new tokens) with the weights held in f32 and in f16, on 1 and 2 threads,
+//   decode tokens/s (128 new tokens) with the weights held in f32, f16, q8_0 and q4_0, on 1 and 2 threads,
 //   each beside the machine's read bandwidth
 //   measured in the same rounds, and the decode roofline, and matvec's (and of it the MLP
 //   projection's, whose long rows read four at a time), the lm_head's and attention's read rates
@@ -133,37 +133,42 @@ struct KernelRates {
 
 class KernelRateMeter {
 public:
-    // With dtype F16 the weights are binary16 (matvec_f16): bytes read count 2 a weight.
+    // The weights held in `dtype` (WeightMatrix::hold: f32 as is, f16 rounded, q8_0 and q4_0
+    // quantized); bytes read count what each matrix holds (WeightMatrix::bytes).
     KernelRateMeter(const ModelConfig& mc, WeightDtype dtype)
         : mc_(mc), C_(static_cast<size_t>(mc.n_embd)), V_(static_cast<size_t>(mc.vocab_size)),
-          f16_(dtype == WeightDtype::F16), block_weights_(kLayers * 12 * C_ * C_),
-          blocks_(f16_ ? 0 : block_weights_, 0.01f), wte_(f16_ ? 0 : V_ * C_, 0.01f),
-          kv_(kCacheLayers * 2 * kPositions * C_, 0.01f),
-          blocks16_(f16_ ? block_weights_ : 0, 0x211f), wte16_(f16_ ? V_ * C_ : 0, 0x211f),  // 0x211f: about 0.01
-          x_(4 * C_, 0.5f), y_(std::max(4 * C_, V_)), scores_(static_cast<size_t>(mc.n_head) * kPositions), out_(C_) {}
+          kv_(kCacheLayers * 2 * kPositions * C_, 0.01f), x_(4 * C_, 0.5f), y_(std::max(4 * C_, V_)),
+          scores_(static_cast<size_t>(mc.n_head) * kPositions), out_(C_) {
+        const auto held = [&](size_t out, size_t in) {
+            WeightTensor<2> v = WeightTensor<2>::from_shape({out, in});
+            v.fill(0.01f);
+            return WeightMatrix::hold(std::move(v), dtype, "the bench's matrix");
+        };
+        for (size_t l = 0; l < kLayers; ++l)
+            for (const auto& [out, in] : shapes()) blocks_.push_back(held(out, in));
+        wte_ = held(V_, C_);
+    }
 
     KernelRates measure(int repeats) {
-        const std::pair<size_t, size_t> shapes[] = {{3 * C_, C_}, {C_, C_}, {4 * C_, C_}, {C_, 4 * C_}};  // (out, in)
-        const size_t width = f16_ ? 2 : 4;
         KernelRates best;
         for (int r = 0; r < repeats; ++r) {
             auto start = Clock::now();
-            size_t at = 0;
+            double block_bytes = 0, mlp_proj_bytes = 0;
             double mlp_proj_seconds = 0;  // the C x 4C matrices' share of the pass (rows of 4C: kernels/dots.hpp)
-            for (size_t l = 0; l < kLayers; ++l)
-                for (const auto& [out_width, in] : shapes) {
-                    const auto product_start = Clock::now();
-                    if (f16_) matvec_f16(x_.data(), 1, blocks16_.data() + at, nullptr, out_width, in, y_.data());
-                    else matvec(x_.data(), 1, blocks_.data() + at, nullptr, out_width, in, y_.data());
-                    if (in == 4 * C_) mlp_proj_seconds += seconds_since(product_start);
-                    at += in * out_width;
+            for (const WeightMatrix& w : blocks_) {
+                const auto product_start = Clock::now();
+                w.matvec(x_.data(), 1, nullptr, y_.data());
+                if (w.cols() == 4 * C_) {
+                    mlp_proj_seconds += seconds_since(product_start);
+                    mlp_proj_bytes += static_cast<double>(w.bytes());
                 }
-            best.matvec = std::max(best.matvec, static_cast<double>(block_weights_ * width) / seconds_since(start));
-            best.mlp_proj = std::max(best.mlp_proj, static_cast<double>(kLayers * 4 * C_ * C_ * width) / mlp_proj_seconds);
+                block_bytes += static_cast<double>(w.bytes());
+            }
+            best.matvec = std::max(best.matvec, block_bytes / seconds_since(start));
+            best.mlp_proj = std::max(best.mlp_proj, mlp_proj_bytes / mlp_proj_seconds);
             start = Clock::now();
-            if (f16_) matvec_f16(x_.data(), 1, wte16_.data(), nullptr, V_, C_, y_.data());
-            else matvec(x_.data(), 1, wte_.data(), nullptr, V_, C_, y_.data());
-            best.lm_head = std::max(best.lm_head, static_cast<double>(V_ * C_ * width) / seconds_since(start));
+            wte_.matvec(x_.data(), 1, nullptr, y_.data());
+            best.lm_head = std::max(best.lm_head, static_cast<double>(wte_.bytes()) / seconds_since(start));
             start = Clock::now();
             for (size_t l = 0; l < kCacheLayers; ++l) {
                 const float* keys = kv_.data() + l * 2 * kPositions * C_;
@@ -179,12 +184,14 @@ public:
 private:
     static constexpr size_t kLayers = 4, kCacheLayers = 12;
     static constexpr size_t kPositions = 1024;
+    std::vector<std::pair<size_t, size_t>> shapes() const {  // a block's four matrices, (out, in)
+        return {{3 * C_, C_}, {C_, C_}, {4 * C_, C_}, {C_, 4 * C_}};
+    }
     const ModelConfig& mc_;
     size_t C_, V_;
-    bool f16_;
-    size_t block_weights_;
-    std::vector<float, WeightAllocator<float>> blocks_, wte_, kv_;
-    HalfVector blocks16_, wte16_;
+    std::vector<WeightMatrix> blocks_;
+    WeightMatrix wte_;
+    std::vector<float, WeightAllocator<float>> kv_;
     std::vector<float> x_, y_, scores_, out_;
 };
 
@@ -357,7 +364,7 @@ Peaks peaks_of_first_runs(const Gpt2& model, const ModelOptions& o) {
     return p;
 }
 
-// 1. decode on 1..N threads against the roofline, the weights held in f32 and then in f16, on
+// 1. decode on 1..N threads against the roofline, the weights held in f32, f16, q8_0 and q4_0, on
 // each kernel target this processor runs (--kernel-target): every weight read once per token,
 // at this machine's read bandwidth. Each round measures, target after target, the bandwidth,
 // decode on as many threads and the bandwidth again, so decode is held against the machine it
@@ -408,19 +415,19 @@ bool same_first_logits(const Gpt2& model, const Gpt2& held_f16) {
     return std::equal(a.logits().begin(), a.logits().end(), b.logits().begin());
 }
 
-// Decode with the weights held in `dtype` (f16: a copy loaded from the folder, with its own peak
-// memory), `rounds` rounds on each thread count, every target interleaved in each round.
+// Decode with the weights held in `dtype` (other than f32: a copy loaded from the folder, with its
+// own peak memory), `rounds` rounds on each thread count, every target interleaved in each round.
 DecodeRun measure_decode(const Gpt2& model, WeightDtype dtype, const ModelOptions& o,
                          const std::vector<std::string>& targets, const Peaks& peaks) {
-    std::optional<Gpt2> held_f16;
-    if (dtype == WeightDtype::F16) {
+    std::optional<Gpt2> held;
+    if (dtype != WeightDtype::F32) {
         reset_peak_rss();
-        held_f16.emplace(Gpt2::load(o.dir, WeightDtype::F16));
-        decode_seconds_per_token(*held_f16, o.decode_tokens, 1);
+        held.emplace(Gpt2::load(o.dir, dtype));
+        decode_seconds_per_token(*held, o.decode_tokens, 1);
     }
-    const Gpt2& m = held_f16 ? *held_f16 : model;
+    const Gpt2& m = held ? *held : model;
     DecodeRun run{dtype, static_cast<double>(m.decode_weight_bytes()),
-                  held_f16 ? (peaks.resets ? peak_rss_since_reset() : 0.0) : peaks.f32, {}, true};
+                  held ? (peaks.resets ? peak_rss_since_reset() : 0.0) : peaks.f32, {}, true};
     run.figures.assign(targets.size(), std::vector<TargetFigures>(static_cast<size_t>(o.max_threads)));
     // made after the peak readings (not counted in them) and kept through the rounds: freeing
     // them between readings slows the decode timed next (docs/measurements.md; roofline.hpp,
@@ -428,7 +435,7 @@ DecodeRun measure_decode(const Gpt2& model, WeightDtype dtype, const ModelOption
     const ReadBandwidthMeter meter(size_t{1} << 29);
     KernelRateMeter kernel_rates(model.config(), dtype);
     meter.measure(1, 1);  // one read of each buffer before the first timing
-    if (held_f16) run.same_logits = same_first_logits(model, *held_f16);
+    if (dtype == WeightDtype::F16) run.same_logits = same_first_logits(model, *held);
     for (int t = 1; t <= o.max_threads; ++t) {
         set_num_threads(t);
         for (int r = 0; r < o.rounds; ++r) {
@@ -538,10 +545,11 @@ void print_decode(const std::vector<DecodeRun>& runs, const std::vector<std::str
     }
 }
 
-// Decode in f16 against f32, on each target and thread count, beside the bytes each reads.
-void print_f16_over_f32(const std::vector<DecodeRun>& runs, const std::vector<std::string>& targets, int max_threads,
+// Decode in f16 against f32 and in q8_0 and q4_0 against f16, on each target and thread count,
+// beside the bytes each reads.
+void print_fewer_bytes(const std::vector<DecodeRun>& runs, const std::vector<std::string>& targets, int max_threads,
                         nlohmann::json& report) {
-    std::cout << "\nfewer bytes per weight: f16 against f32\n";
+    std::cout << "\nfewer bytes per weight: f16 against f32, and ggml's q8_0 and q4_0 blocks against f16\n";
     for (size_t k = 0; k < targets.size(); ++k) {
         for (int t = 1; t <= max_threads; ++t) {
             const size_t n = static_cast<size_t>(t - 1);
@@ -549,6 +557,13 @@ void print_f16_over_f32(const std::vector<DecodeRun>& runs, const std::vector<st
             row(("decode f16 / f32, " + targets[k] + ", " + std::to_string(t) + " thread(s)").c_str(), fixed(ratio, 2, "x"),
                 "bytes read: " + fixed(runs[0].weight_bytes / runs[1].weight_bytes, 2, "x fewer"));
             report["f16_over_f32"].push_back({{"target", targets[k]}, {"threads", t}, {"decode_ratio", ratio}});
+            for (size_t q = 2; q < runs.size(); ++q) {  // chapter 13's blocks against f16
+                const std::string d = to_string(runs[q].dtype);
+                const double over_f16 = runs[q].figures[k][n].decode_tps / runs[1].figures[k][n].decode_tps;
+                row(("decode " + d + " / f16, " + targets[k] + ", " + std::to_string(t) + " thread(s)").c_str(),
+                    fixed(over_f16, 2, "x"), "bytes read: " + fixed(runs[1].weight_bytes / runs[q].weight_bytes, 2, "x fewer"));
+                report[d + "_over_f16"].push_back({{"target", targets[k]}, {"threads", t}, {"decode_ratio", over_f16}});
+            }
         }
     }
 }
@@ -758,7 +773,7 @@ void measure_model(const CommandLine& cl, const ModelOptions& o, const Speculati
                    nlohmann::json& report) {
     const bool writes_model = write_model_if_missing(o.dir);
     std::cout << "decodebook-bench: GPT-2 124M shape, random weights (stored F16), greedy; decode with the weights "
-                 "held in float32 and in float16, everything else in float32\n";
+                 "held in float32, float16, and ggml's q8_0 and q4_0 blocks (quantized at load), everything else in float32\n";
     const double rss_before = peak_rss_bytes();
     const Gpt2 model = Gpt2::load(o.dir, WeightDtype::F32);
     set_num_threads(1);
@@ -768,7 +783,7 @@ void measure_model(const CommandLine& cl, const ModelOptions& o, const Speculati
     if (cl.extra.at("kernel-target") != "all") targets = {cl.extra.at("kernel-target")};  // main checked it
     const Peaks peaks = peaks_of_first_runs(model, o);
     std::vector<DecodeRun> runs;
-    for (const WeightDtype dtype : {WeightDtype::F32, WeightDtype::F16})
+    for (const WeightDtype dtype : {WeightDtype::F32, WeightDtype::F16, WeightDtype::Q8_0, WeightDtype::Q4_0})
         runs.push_back(measure_decode(model, dtype, o, targets, peaks));
     set_kernel_target(best_target);  // the rest of the bench runs on the best target
     set_num_threads(1);
@@ -776,7 +791,7 @@ void measure_model(const CommandLine& cl, const ModelOptions& o, const Speculati
 
     print_machine();
     print_decode(runs, targets, o, report);
-    print_f16_over_f32(runs, targets, o.max_threads, report);
+    print_fewer_bytes(runs, targets, o.max_threads, report);
     print_f16_rounding(model.config(), report);  // on the last target print_decode set
     set_kernel_target(best_target);
     print_prefill(model, prefill_runs, runs[0].figures[0][0].decode_tps, targets[0], o.prefill_tokens, report);

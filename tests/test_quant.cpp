@@ -13,8 +13,13 @@
 #include <vector>
 
 #include "decodebook/base/error.hpp"
+#include "decodebook/base/rng.hpp"
+#include "decodebook/model/gpt2.hpp"
+#include "decodebook/model/kernels.hpp"
+#include "decodebook/model/kv_cache.hpp"
 #include "decodebook/model/quant.hpp"
 #include "decodebook/model/safetensors.hpp"
+#include "decodebook/model/weights.hpp"
 #include "golden.hpp"
 
 using namespace decodebook;
@@ -195,4 +200,133 @@ TEST_CASE("quantizing refuses what has no block and says what to do", "[quant]")
         REQUIRE_NOTHROW(quantize_q4_0(x.data(), 64, b4.data()));
         CHECK(half_to_float(b4[1].d) == -65504.0f);
     }
+}
+
+namespace {
+
+bool same_bits(const float* a, const float* b, size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
+
+std::vector<float> random_floats(size_t n, uint64_t seed, double scale = 1.0) {
+    Rng rng(seed);
+    std::vector<float> x(n);
+    for (float& v : x) v = static_cast<float>(scale * (2.0 * rng.coin() - 1.0));
+    return x;
+}
+
+// The checkpoint's tensors with every held matrix quantized and dequantized along its (out, in)
+// rows, as the model holds it: the float32 values a q8_0 or q4_0 model stands for.
+TensorMap dequantized_tensors(const TensorMap& tensors, const ModelConfig& mc, WeightDtype dtype) {
+    TensorMap out = tensors;
+    for (const TensorSpec& spec : gpt2_tensor_schema(mc)) {
+        if (!spec.held) continue;
+        WeightArray& w = out.at(spec.name);
+        const bool turned = spec.name != "wte.weight";  // Conv1D's (in, out) is held (out, in)
+        const size_t rows = turned ? w.shape(1) : w.shape(0), cols = turned ? w.shape(0) : w.shape(1);
+        std::vector<float> held(rows * cols);
+        for (size_t r = 0; r < rows; ++r)
+            for (size_t k = 0; k < cols; ++k) held[r * cols + k] = turned ? w(k, r) : w(r, k);
+        std::vector<float> back(held.size());
+        if (dtype == WeightDtype::Q8_0) back = dequantized(q8(held));
+        else back = dequantized(q4(held));
+        for (size_t r = 0; r < rows; ++r)
+            for (size_t k = 0; k < cols; ++k) (turned ? w(k, r) : w(r, k)) = back[r * cols + k];
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("parse_weight_dtype takes q8_0 and q4_0", "[quant][errors]") {
+    CHECK(parse_weight_dtype("q8_0") == WeightDtype::Q8_0);
+    CHECK(parse_weight_dtype("q4_0") == WeightDtype::Q4_0);
+    CHECK(to_string(WeightDtype::Q4_0) == "q4_0");
+    CHECK(is_quantized(WeightDtype::Q8_0));
+    CHECK_FALSE(is_quantized(WeightDtype::F16));
+    REQUIRE_THROWS_WITH(parse_weight_dtype("q4_k"), Catch::Contains("--dtype q4_k") && Catch::Contains("--dtype q8_0"));
+}
+
+TEST_CASE("the q8_0 and q4_0 matvecs equal the float32 matvec on the dequantized weights bit for bit on every target", "[quant][kernels]") {
+    // in: one block, two, three, GPT-2 124M's 768 and 3072, and 6432 (x and two rows no longer fit
+    // in L1: four rows at a time on AVX2 and AVX-512, kernels/dots.hpp); out odd and even; 1, 2, 5
+    // and 9 rows of x; 1 and 2 threads; with a bias and without
+    uint64_t seed = 1;
+    for (const std::string& target : kernel_targets_supported())
+        for (size_t in : {32, 64, 96, 768, 3072, 6432})
+            for (size_t out : {1, 5, 17, 34})
+                for (size_t B : {1, 2, 5, 9})
+                    for (int threads : {1, 2}) {
+                        const std::vector<float> W = random_floats(out * in, seed++, 0.3), x = random_floats(B * in, seed++),
+                                                 bias = random_floats(out, seed++);
+                        const std::vector<BlockQ8_0> W8 = q8(W);
+                        const std::vector<BlockQ4_0> W4 = q4(W);
+                        const std::vector<float> D8 = dequantized(W8), D4 = dequantized(W4);
+                        std::vector<float> yq(B * out), yf(B * out);
+                        golden::Threads t(threads);
+                        golden::KernelTarget use(target);
+                        INFO("target " << target << " out " << out << " in " << in << " B " << B << " threads " << threads);
+                        for (const float* b : {bias.data(), static_cast<const float*>(nullptr)}) {
+                            matvec_q8_0(x.data(), B, W8.data(), b, out, in, yq.data());
+                            matvec(x.data(), B, D8.data(), b, out, in, yf.data());
+                            CHECK(same_bits(yq.data(), yf.data(), yq.size()));
+                            matvec_q4_0(x.data(), B, W4.data(), b, out, in, yq.data());
+                            matvec(x.data(), B, D4.data(), b, out, in, yf.data());
+                            CHECK(same_bits(yq.data(), yf.data(), yq.size()));
+                        }
+                    }
+}
+
+TEST_CASE("a model held in q8_0 or q4_0 gives the bits of its dequantized weights held in f32", "[quant][model]") {
+    const ModelConfig& mc = golden::model().config();
+    const TensorMap tensors = load_gpt2_tensors(golden::model_dir() + "/model.safetensors", mc);
+    const size_t V = static_cast<size_t>(mc.vocab_size), C = static_cast<size_t>(mc.n_embd);
+    const std::vector<std::string> texts = {"The cat", "A fortune:", "You will", "Q: why", "Once upon a time"};
+    for (const WeightDtype dtype : {WeightDtype::Q8_0, WeightDtype::Q4_0}) {
+        const Gpt2 quant = Gpt2::from_tensors(mc, tensors, dtype);
+        const Gpt2 plain = Gpt2::from_tensors(mc, dequantized_tensors(tensors, mc, dtype), WeightDtype::F32);
+        INFO(to_string(dtype));
+        CHECK(quant.weight_dtype() == dtype);
+        // 2,162,688 matrix weights in blocks of 34 or 18 bytes, and 10,560 float32 vector values
+        CHECK(quant.decode_weight_bytes() == 2162688u / 32 * (dtype == WeightDtype::Q8_0 ? 34 : 18) + 10560u * 4);
+        const std::vector<int> ids = golden::tokenizer().encode("The cat sat on the mat, and then it asked for a fortune.");
+        const xt::xtensor<float, 2> fa = quant.forward(ids), fb = plain.forward(ids);
+        CHECK(same_bits(fa.data(), fb.data(), fa.size()));
+        for (const std::string& target : kernel_targets_supported())
+            for (size_t B : {1, 5})
+                for (int threads : {1, 2}) {
+                    golden::Threads t(threads);
+                    golden::KernelTarget use(target);
+                    KvCache ca(mc, B, 32), cb(mc, B, 32);
+                    std::vector<size_t> rows;
+                    for (size_t i = 0; i < B; ++i) {
+                        const xt::xtensor<float, 1> pa = quant.prefill(golden::tokenizer().encode(texts[i]), ca, i),
+                                                    pb = plain.prefill(golden::tokenizer().encode(texts[i]), cb, i);
+                        CHECK(same_bits(pa.data(), pb.data(), V));
+                        rows.push_back(i);
+                    }
+                    std::vector<int> tokens(B);
+                    for (int step = 0; step < 3; ++step) {
+                        for (size_t i = 0; i < B; ++i) tokens[i] = static_cast<int>((step * 131 + i * 977) % V);
+                        quant.decode(tokens, rows, ca);
+                        plain.decode(tokens, rows, cb);
+                        INFO("target " << target << " B " << B << " threads " << threads << " step " << step);
+                        CHECK(same_bits(ca.logits().data(), cb.logits().data(), B * V));
+                        CHECK(same_bits(ca.keys(3).data(), cb.keys(3).data(), C));
+                    }
+                }
+    }
+}
+
+TEST_CASE("a held matrix whose rows are not whole blocks is refused with the fix", "[quant][errors]") {
+    WeightTensor<2> v = WeightTensor<2>::from_shape({2, 48});
+    v.fill(0.5f);
+    REQUIRE_THROWS_WITH(WeightMatrix::hold(v, WeightDtype::Q4_0, "h.1.attn.c_proj.weight"),
+                        Catch::Contains("h.1.attn.c_proj.weight has 48 values a row") && Catch::Contains("--dtype f16"));
+    WeightTensor<2> ok = WeightTensor<2>::from_shape({3, 64});
+    ok.fill(0.25f);
+    const WeightMatrix m = WeightMatrix::hold(std::move(ok), WeightDtype::Q8_0, "t");
+    CHECK(m.bytes() == 3 * 2 * 34);
+    CHECK(m.q8_0() != nullptr);
+    CHECK(m.q4_0() == nullptr);
+    CHECK(m.f32() == nullptr);
+    CHECK_THROWS_AS(m.transposed(), std::logic_error);
 }

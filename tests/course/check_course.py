@@ -874,7 +874,7 @@ FLAG_SLOW = ["chapter-07", "chapter-11", "chapter-06", "chapter-00", "chapter-08
 # Flags that change speed or notes on standard error, never the text, by design; and the ones that
 # print something else instead of running (or read standard input).
 FLAG_EXEMPT = {"threads", "blas", "verbose", "help", "show-config", "interactive",
-               "dtype"}  # the embedded checkpoint is float16: f32 and f16 hold the same logits (chapter 07)
+               "dtype"}  # the embedded checkpoint is float16: f32 and f16 hold the same logits (chapter 07); q8_0 and q4_0 (tests/test_quant.cpp)
 # The shortest run of each program that still exercises its flags: the base of every run.
 FLAG_BASE = {"chapter-09": {"samples": "8"}, "chapter-11": {"items": "1"}, "decodebook-score": {"text": "{tmp}/short.txt"}}
 FLAG_SHORT_N = {"decodebook-generate": "8"}  # -n of every program that offers it (else 2), unless a flag's companions say otherwise

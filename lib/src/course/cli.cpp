@@ -128,9 +128,10 @@ cxxopts::Options build_options(const ProgramInfo& info) {
         ("m,model", "model folder (config.json, model.safetensors, vocab.json, merges.txt); "
                     "default: $DECODEBOOK_MODEL, else " + builtin_model_dir(),
          cxxopts::value<std::string>()->default_value(""))
-        ("dtype", "how the model holds its weight matrices: f32, or f16 (half the bytes, the same logits on an f16 "
-                  "checkpoint); default: the checkpoint's own (F16 stays f16, F32 and BF16 load as f32)",
-         cxxopts::value<std::string>(), "f32|f16")
+        ("dtype", "how the model holds its weight matrices: f32, f16 (half the bytes, the same logits on an f16 "
+                  "checkpoint), or ggml's q8_0 or q4_0 blocks (8.5 or 4.5 bits a weight, quantized at load); "
+                  "default: the checkpoint's own (F16 stays f16, F32 and BF16 load as f32)",
+         cxxopts::value<std::string>(), "f32|f16|q8_0|q4_0")
         ("show-config", "print every decoding parameter this command line gives, then exit")
         ("verbose", "print notes on standard error, e.g. the checkpoint's tensors the model does not read")
         ("threads", "threads for the cached model's kernels, prefill's GEMM included (1..64; a second thread helps only when "

@@ -36,8 +36,9 @@ void check_row(const KvCache& cache, size_t row) {
     }
 }
 
-// y (T, out) = x (T, in) W^T + bias, W held (out, in), by the BLAS's GEMM; W held in f16 is widened
-// first into `scratch` (out x in floats, grown once), exactly, so the product gives the same bits.
+// y (T, out) = x (T, in) W^T + bias, W held (out, in), by the BLAS's GEMM; W held in f16 or blocks is
+// widened or dequantized first into `scratch` (out x in floats, grown once), exactly, so the
+// product gives the bits of the float32 values W stands for.
 void gemm_any(const float* x, size_t T, const WeightMatrix& w, const float* bias, float* y,
               std::vector<float>& scratch) {
     const float* W = w.f32();
@@ -47,13 +48,6 @@ void gemm_any(const float* x, size_t T, const WeightMatrix& w, const float* bias
         W = scratch.data();
     }
     gemm(x, T, W, bias, w.rows(), w.cols(), y);
-}
-
-// y (B, out) = x (B, in) W^T + bias, W held (out, in), by the streaming matvec, over W's own dtype.
-// The tied lm_head is the same product over wte (V, C) with no bias.
-void matvec_any(const float* x, size_t B, const WeightMatrix& w, const float* bias, float* y) {
-    if (w.dtype() == WeightDtype::F16) matvec_f16(x, B, w.f16(), bias, w.rows(), w.cols(), y);
-    else matvec(x, B, w.f32(), bias, w.rows(), w.cols(), y);
 }
 
 }  // namespace
@@ -140,7 +134,7 @@ xt::xtensor<float, 1> Gpt2::prefill_blocks(const std::vector<int>& ids, size_t L
     const size_t Vn = static_cast<size_t>(config_.vocab_size);
     layer_norm_rows(x.data() + (T - 1) * C, 1, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn.data());
     xt::xtensor<float, 1> logits = xt::xtensor<float, 1>::from_shape({Vn});
-    matvec_any(xn.data(), 1, wte_, nullptr, logits.data());  // the tied lm_head
+    wte_.matvec(xn.data(), 1, nullptr, logits.data());  // the tied lm_head
     return logits;
 }
 // [/ch07:prefill]
@@ -187,7 +181,7 @@ void Gpt2::decode_blocks(const int* tokens, size_t B, const int* const* tables, 
     const auto product = [&](const float* in_rows, const WeightMatrix& w, const WeightTensor<1>& bias,
                              float* out_rows) {
         if (use_gemm) gemm_any(in_rows, B, w, bias.data(), out_rows, widened_for_gemm());
-        else matvec_any(in_rows, B, w, bias.data(), out_rows);
+        else w.matvec(in_rows, B, bias.data(), out_rows);
     };
     // x = token embedding + position embedding of each token's position   (B, C)
     for (size_t i = 0; i < B; ++i) {
@@ -226,7 +220,7 @@ void Gpt2::decode_blocks(const int* tokens, size_t B, const int* const* tables, 
     if (first_logits >= B) return;
     const size_t n = B - first_logits;
     layer_norm_rows(x + first_logits * C, n, C, ln_f_g_.data(), ln_f_b_.data(), eps, xn);
-    matvec_any(xn, n, wte_, nullptr, s.logits.data());  // the tied lm_head
+    wte_.matvec(xn, n, nullptr, s.logits.data());  // the tied lm_head
 }
 // [/ch07:decode]
 

@@ -198,7 +198,13 @@ Gpt2 Gpt2::build(const ModelConfig& c, Gpt2Weights& w) {
     // float32; an f16 model fills half, and pages never written take no memory)
     const size_t C = static_cast<size_t>(c.n_embd);
     WeightArena arena(static_cast<size_t>(c.n_layer) * (12 * C * C * sizeof(float) + 4 * 64));
-    const auto held_linear = [&] { return held().transposed(&arena); };
+    // quantized, a block matrix is turned in float32 first: a block's 32 weights lie along a row
+    // of (out, in), as ggml quantizes along a row's inputs (chapter 13)
+    const auto held_linear = [&] {
+        if (!is_quantized(w.dtype)) return held().transposed(&arena);
+        const std::string name = schema[next].name;
+        return WeightMatrix(matrix()).transposed().quantized(w.dtype, name, &arena);
+    };
     m.wte_ = held();
     m.wpe_ = matrix();
     for (int i = 0; i < c.n_layer; ++i) {

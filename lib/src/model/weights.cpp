@@ -61,8 +61,17 @@ std::vector<WeightArena::Mapping*>& arenas() {
     return all;
 }
 
-// The arena WeightMatrix::transposed fills on this thread (set only while it allocates).
+// The arena WeightMatrix::transposed and quantized fill on this thread (set only while they allocate).
 thread_local WeightArena::Mapping* t_filling = nullptr;
+
+// For one scope, the weights allocated on this thread come from `m`'s mapping (when not null).
+struct FillingFrom {
+    WeightArena::Mapping* before = t_filling;
+    explicit FillingFrom(WeightArena::Mapping* m) { if (m) t_filling = m; }
+    ~FillingFrom() { t_filling = before; }
+    FillingFrom(const FillingFrom&) = delete;
+    FillingFrom& operator=(const FillingFrom&) = delete;
+};
 
 // Unmaps a mapping nothing uses any more (the lock held).
 void release_if_unused(WeightArena::Mapping* m) {
@@ -123,15 +132,43 @@ WeightArena::~WeightArena() {
     release_if_unused(mapping_);
 }
 
-std::string to_string(WeightDtype dtype) { return dtype == WeightDtype::F32 ? "f32" : "f16"; }
+std::string to_string(WeightDtype dtype) {
+    switch (dtype) {
+        case WeightDtype::F32: return "f32";
+        case WeightDtype::F16: return "f16";
+        case WeightDtype::Q8_0: return "q8_0";
+        case WeightDtype::Q4_0: return "q4_0";
+    }
+    return "?";
+}
 
 WeightDtype parse_weight_dtype(const std::string& text) {
-    if (text == "f32") return WeightDtype::F32;
-    if (text == "f16") return WeightDtype::F16;
+    for (const WeightDtype d : {WeightDtype::F32, WeightDtype::F16, WeightDtype::Q8_0, WeightDtype::Q4_0})
+        if (text == to_string(d)) return d;
     throw Error("--dtype " + text + " is not a weight dtype decodebook holds",
-                "pass --dtype f32 (4 bytes per weight) or --dtype f16 (2 bytes, IEEE binary16); without --dtype "
-                "the model keeps its checkpoint's own (F16 stays f16, F32 and BF16 load as f32)");
+                "pass --dtype f32 (4 bytes per weight), --dtype f16 (2 bytes, IEEE binary16), --dtype q8_0 (8.5 "
+                "bits) or --dtype q4_0 (4.5 bits: ggml's blocks); without --dtype the model keeps its checkpoint's "
+                "own (F16 stays f16, F32 and BF16 load as f32)");
 }
+
+uint64_t WeightMatrix::bytes() const {
+    switch (dtype_) {
+        case WeightDtype::F32: return uint64_t{size()} * 4;
+        case WeightDtype::F16: return uint64_t{size()} * 2;
+        default: return blocks_.size();
+    }
+}
+
+const BlockQ8_0* WeightMatrix::q8_0() const {
+    return dtype_ == WeightDtype::Q8_0 ? reinterpret_cast<const BlockQ8_0*>(blocks_.data()) : nullptr;
+}
+
+const BlockQ4_0* WeightMatrix::q4_0() const {
+    return dtype_ == WeightDtype::Q4_0 ? reinterpret_cast<const BlockQ4_0*>(blocks_.data()) : nullptr;
+}
+
+WeightMatrix::WeightMatrix(WeightDtype dtype, size_t rows, size_t cols, BlockVector blocks)
+    : dtype_(dtype), rows_(rows), cols_(cols), blocks_(std::move(blocks)) {}
 
 WeightMatrix::WeightMatrix(WeightTensor<2> values)
     : dtype_(WeightDtype::F32), rows_(values.shape(0)), cols_(values.shape(1)), f32_(std::move(values)) {}
@@ -144,6 +181,7 @@ WeightMatrix::WeightMatrix(size_t rows, size_t cols, HalfVector bits)
 // [ch07:round-to-f16]
 WeightMatrix WeightMatrix::hold(WeightTensor<2> values, WeightDtype dtype, const std::string& name) {
     if (dtype == WeightDtype::F32) return WeightMatrix(std::move(values));
+    if (is_quantized(dtype)) return WeightMatrix(std::move(values)).quantized(dtype, name);
     const size_t rows = values.shape(0), cols = values.shape(1);
     HalfVector bits(rows * cols);
     const float* v = values.data();
@@ -174,11 +212,8 @@ void transpose_into(const T* in, size_t rows, size_t cols, T* out) {
 
 WeightMatrix WeightMatrix::transposed(WeightArena* arena) const {
     // the allocations below come from the arena's mapping (allocate_weights), the copy from here
-    struct Filling {
-        WeightArena::Mapping* before = t_filling;
-        explicit Filling(WeightArena* a) { if (a) t_filling = a->mapping_; }
-        ~Filling() { t_filling = before; }
-    } filling(arena);
+    const FillingFrom filling(arena ? arena->mapping_ : nullptr);
+    if (is_quantized(dtype_)) throw std::logic_error("WeightMatrix::transposed: blocks lie along rows; quantize after turning");
     if (dtype_ == WeightDtype::F16) {
         HalfVector bits(f16_.size());
         transpose_into(f16_.data(), rows_, cols_, bits.data());
@@ -189,10 +224,42 @@ WeightMatrix WeightMatrix::transposed(WeightArena* arena) const {
     return WeightMatrix(std::move(values));
 }
 
+// [ch13:quantized]
+WeightMatrix WeightMatrix::quantized(WeightDtype dtype, const std::string& name, WeightArena* arena) const {
+    if (dtype_ != WeightDtype::F32 || !is_quantized(dtype))
+        throw std::logic_error("WeightMatrix::quantized: float32 values into q8_0 or q4_0 blocks");
+    const FillingFrom filling(arena ? arena->mapping_ : nullptr);  // the blocks from the arena's mapping
+    const size_t per_row = cols_ / kQuantBlock;  // blocks a row (quantize_* refuses a ragged row)
+    const size_t block_bytes = dtype == WeightDtype::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
+    BlockVector blocks(rows_ * per_row * block_bytes);
+    for (size_t r = 0; r < rows_; ++r) {  // row by row: a block never spans two rows
+        const float* row = f32_.data() + r * cols_;
+        uint8_t* out = blocks.data() + r * per_row * block_bytes;
+        if (dtype == WeightDtype::Q8_0) quantize_q8_0(row, cols_, reinterpret_cast<BlockQ8_0*>(out), name);
+        else quantize_q4_0(row, cols_, reinterpret_cast<BlockQ4_0*>(out), name);
+    }
+    return WeightMatrix(dtype, rows_, cols_, std::move(blocks));
+}
+// [/ch13:quantized]
+
 void WeightMatrix::widen_rows(size_t r0, size_t n, float* out) const {
     if (r0 > rows_ || n > rows_ - r0) throw std::out_of_range("WeightMatrix::widen_rows past the matrix");
-    if (dtype_ == WeightDtype::F32) std::memcpy(out, f32_.data() + r0 * cols_, n * cols_ * sizeof(float));
-    else widen_halves(f16_.data() + r0 * cols_, n * cols_, out);
+    const size_t per_row = cols_ / kQuantBlock;
+    switch (dtype_) {
+        case WeightDtype::F32: std::memcpy(out, f32_.data() + r0 * cols_, n * cols_ * sizeof(float)); break;
+        case WeightDtype::F16: widen_halves(f16_.data() + r0 * cols_, n * cols_, out); break;
+        case WeightDtype::Q8_0: dequantize_q8_0(q8_0() + r0 * per_row, n * cols_, out); break;
+        case WeightDtype::Q4_0: dequantize_q4_0(q4_0() + r0 * per_row, n * cols_, out); break;
+    }
+}
+
+void WeightMatrix::matvec(const float* x, size_t B, const float* bias, float* y) const {
+    switch (dtype_) {
+        case WeightDtype::F32: return decodebook::matvec(x, B, f32(), bias, rows_, cols_, y);
+        case WeightDtype::F16: return matvec_f16(x, B, f16(), bias, rows_, cols_, y);
+        case WeightDtype::Q8_0: return matvec_q8_0(x, B, q8_0(), bias, rows_, cols_, y);
+        case WeightDtype::Q4_0: return matvec_q4_0(x, B, q4_0(), bias, rows_, cols_, y);
+    }
 }
 
 }  // namespace decodebook

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "decodebook/model/quant.hpp"
+
 namespace decodebook {
 
 /// Threads for the kernels (OpenMP): decode's products and attention, and prefill's, whose
@@ -56,6 +58,23 @@ void matvec(const float* x, size_t B, const float* W, const float* bias, size_t 
 /// @param in the input width (W's columns)
 /// @param y (B, out) the result, overwritten
 void matvec_f16(const float* x, size_t B, const uint16_t* W, const float* bias, size_t out, size_t in, float* y);
+
+/// matvec() over weights held in ggml's q8_0 blocks (WeightDtype::Q8_0): W is (out, in / 32)
+/// blocks, each weight dequantized in registers (q d, exactly a float32 value) and summed in
+/// float32 in matvec's order, so the result equals, bit for bit, matvec() on the dequantized W,
+/// from 8.5 bits a weight. Introduced in chapter 13.
+/// @param x (B, in) the input rows
+/// @param B how many rows
+/// @param W (out, in / 32) the blocks, a row of W in / 32 of them (in a multiple of 32)
+/// @param bias (out), or null for none
+/// @param out the output width (W's rows)
+/// @param in the input width (W's weights a row)
+/// @param y (B, out) the result, overwritten
+void matvec_q8_0(const float* x, size_t B, const BlockQ8_0* W, const float* bias, size_t out, size_t in, float* y);
+
+/// matvec_q8_0() over q4_0 blocks ((q - 8) d, exactly a float32 value), from 4.5 bits a weight.
+/// Introduced in chapter 13.
+void matvec_q4_0(const float* x, size_t B, const BlockQ4_0* W, const float* bias, size_t out, size_t in, float* y);
 
 /// n binary16 values widened to float32 into `out` (exact: every binary16 value is a float32
 /// one): an embedding row, or a whole matrix for prefill's GEMM. Introduced in chapter 07.

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -143,6 +144,19 @@ struct Partials {
         return sum;
     }
 };
+
+// [ch07:widen-f16]
+// One binary16 value as float32, exactly. The five exponent bits and ten mantissa bits, moved to
+// float32's positions, read as a float32 2^112 too small (the exponent biases are 15 and 127):
+// multiplying by 2^112 is exact for normal and subnormal halves alike. An all-ones exponent
+// (infinity, NaN) keeps all-ones. No table, no branch: the default target's widening.
+inline __attribute__((always_inline)) float widen_one(uint16_t h) {
+    const uint32_t em = static_cast<uint32_t>(h & 0x7fffu) << 13, sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    uint32_t bits = std::bit_cast<uint32_t>(std::bit_cast<float>(em) * 0x1p112f);
+    if (em >= 0x0f800000u) bits = em | 0x7f800000u;  // infinity or NaN
+    return std::bit_cast<float>(bits | sign);
+}
+// [/ch07:widen-f16]
 
 // One target's kernels: what the rest of lib/src/model calls through the table in use.
 struct KernelTable {

@@ -1,7 +1,10 @@
 #pragma once
 // Chapter 07, private to lib/src/model/kernels/: the body of decode's matvec, written once over how
-// a weight is read (float32 as stored: matvec.cpp; binary16 widened in registers: matvec_f16.cpp)
-// and over W, the floats in one register of the target (common.hpp).
+// a weight is read (float32 as stored: matvec.cpp; binary16 widened in registers: matvec_f16.cpp;
+// chapter 13's blocks dequantized in registers: matvec_quant.cpp) and over W, the floats in one
+// register of the target (common.hpp). A Read policy says where row r starts (row) and how many
+// bytes into a row weight i lies (bytes), and reads sixteen weights of a row from index i as the
+// target's Partials (sixteen) and one as a float (one).
 //
 //   y[b, r] = M[r, :] . x[b, :] + bias[r]   for r in [r0, r1)   x: (B, n), M: (rows, n), y: (B, rows)
 //
@@ -10,7 +13,8 @@
 // in one order, whatever B, r0, r1, the thread count or the target: sixteen partial sums (lane k
 // adds the products i = k, k + 16, ... in turn, i < n - n % 16), their total in lane order from
 // lane 0, then the last n % 16 products one by one, then the bias. So a row gets the same bits
-// alone, in a batch and on any number of threads, and an f16 matrix the bits of its widened f32.
+// alone, in a batch and on any number of threads, and an f16 or quantized matrix the bits of its
+// widened or dequantized f32.
 #include "common.hpp"
 
 namespace decodebook::kernels_detail {
@@ -23,14 +27,19 @@ namespace decodebook::kernels_detail {
 // (docs/measurements.md). One row asks for nothing: the hardware prefetcher keeps up alone.
 inline constexpr size_t kPrefetchBytes = 32 * 1024;
 
-// How one target reads float32 weights: sixteen at p as its Partials, one as a float.
+// How one target reads float32 weights: row r of n at M + r n, sixteen from index i as its
+// Partials, one as a float.
 template <size_t W_>
 struct ReadF32 {
     using Weight = float;
-    static inline __attribute__((always_inline)) Partials<16, W_> sixteen(const float* p) {
-        return Partials<16, W_>::load(p);
+    static inline __attribute__((always_inline)) const float* row(const float* M, size_t r, size_t n) {
+        return M + r * n;
     }
-    static inline __attribute__((always_inline)) float one(float w) { return w; }
+    static constexpr size_t bytes(size_t i) { return i * sizeof(float); }
+    static inline __attribute__((always_inline)) Partials<16, W_> sixteen(const float* m, size_t i) {
+        return Partials<16, W_>::load(m + i);
+    }
+    static inline __attribute__((always_inline)) float one(const float* m, size_t i) { return m[i]; }
 };
 
 // One output's sum from its sixteen partial sums: their total, the last n % 16 products, the bias.
@@ -39,7 +48,7 @@ inline __attribute__((always_inline)) float finish_dot(const Partials<16, W_>& a
                                                        const float* xb, size_t n16, size_t n, const float* bias,
                                                        size_t r) {
     float sum = acc.total();
-    for (size_t i = n16; i < n; ++i) sum += Read::one(m[i]) * xb[i];
+    for (size_t i = n16; i < n; ++i) sum += Read::one(m, i) * xb[i];
     if (bias) sum += bias[r];
     return sum;
 }
@@ -58,7 +67,7 @@ inline __attribute__((always_inline)) void dot_block(const float* __restrict xb,
     const size_t n16 = n - n % 16;
     const typename Read::Weight* m[R];
 #pragma GCC unroll 4
-    for (size_t a = 0; a < R; ++a) m[a] = M + (r + a * apart) * n;
+    for (size_t a = 0; a < R; ++a) m[a] = Read::row(M, r + a * apart, n);
     Sums acc[R][NB];
 #pragma GCC unroll 4
     for (size_t a = 0; a < R; ++a)
@@ -68,8 +77,8 @@ inline __attribute__((always_inline)) void dot_block(const float* __restrict xb,
         Sums w[R];
 #pragma GCC unroll 4
         for (size_t a = 0; a < R; ++a) {
-            if (prefetch) __builtin_prefetch(reinterpret_cast<const char*>(m[a] + i) + kPrefetchBytes, 0, 1);
-            w[a] = Read::sixteen(m[a] + i);
+            if (prefetch) __builtin_prefetch(reinterpret_cast<const char*>(m[a]) + Read::bytes(i) + kPrefetchBytes, 0, 1);
+            w[a] = Read::sixteen(m[a], i);
         }
 #pragma GCC unroll 8
         for (size_t b = 0; b < NB; ++b) {
@@ -124,7 +133,7 @@ inline constexpr size_t kL1Bytes = 32 * 1024;
 // (docs/measurements.md).
 template <class Read>
 inline bool x_fits_beside_two_rows(size_t n) {
-    return 2 * n * sizeof(typename Read::Weight) + n * sizeof(float) <= kL1Bytes;
+    return 2 * Read::bytes(n) + n * sizeof(float) <= kL1Bytes;
 }
 
 // y[b, r] = M[r, :] . x[b, :] + bias[r] for r in [r0, r1), every b < B.

@@ -24,21 +24,8 @@ typedef float F8 __attribute__((vector_size(32)));   // one AVX2 register
 typedef float F16 __attribute__((vector_size(64)));  // one AVX-512 register
 typedef uint32_t U4 __attribute__((vector_size(16)));
 
-// [ch07:widen-f16]
-// One binary16 value as float32, exactly. The five exponent bits and ten mantissa bits, moved to
-// float32's positions, read as a float32 2^112 too small (the exponent biases are 15 and 127):
-// multiplying by 2^112 is exact for normal and subnormal halves alike. An all-ones exponent
-// (infinity, NaN) keeps all-ones. No table, no branch: the default target's widening.
-inline __attribute__((always_inline)) float widen_one(uint16_t h) {
-    const uint32_t em = static_cast<uint32_t>(h & 0x7fffu) << 13, sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-    uint32_t bits = std::bit_cast<uint32_t>(std::bit_cast<float>(em) * 0x1p112f);
-    if (em >= 0x0f800000u) bits = em | 0x7f800000u;  // infinity or NaN
-    return std::bit_cast<float>(bits | sign);
-}
-// [/ch07:widen-f16]
-
 // How each version reads weights: V is its register of floats (no wider than the target's
-// registers), load() widens V's worth of binary16 values, loadf() reads floats.
+// registers), load() widens V's worth of binary16 values (one value: widen_one, common.hpp).
 struct SoftWiden {  // the default target (SSE2): the integer widening above, four at a time
     using V = F4;
     static inline __attribute__((always_inline)) V load(const uint16_t* p) {
@@ -91,13 +78,17 @@ template <class P>
 struct ReadF16 {
     using Weight = uint16_t;
     static constexpr size_t W = sizeof(typename P::V) / sizeof(float);
-    static inline __attribute__((always_inline)) Partials<16, W> sixteen(const uint16_t* p) {
+    static inline __attribute__((always_inline)) const uint16_t* row(const uint16_t* M, size_t r, size_t n) {
+        return M + r * n;
+    }
+    static constexpr size_t bytes(size_t i) { return i * sizeof(uint16_t); }
+    static inline __attribute__((always_inline)) Partials<16, W> sixteen(const uint16_t* m, size_t i) {
         Partials<16, W> r;
 #pragma GCC unroll 4
-        for (size_t k = 0; k < Partials<16, W>::kParts; ++k) r.part[k] = P::load(p + k * W);
+        for (size_t k = 0; k < Partials<16, W>::kParts; ++k) r.part[k] = P::load(m + i + k * W);
         return r;
     }
-    static inline __attribute__((always_inline)) float one(uint16_t w) { return widen_one(w); }
+    static inline __attribute__((always_inline)) float one(const uint16_t* m, size_t i) { return widen_one(m[i]); }
 };
 // [/ch07:matvec-f16]
 
