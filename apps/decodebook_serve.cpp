@@ -135,6 +135,14 @@ int client_socket(const httplib::Request& req) {
     return -1;
 }
 
+// cpp-httplib 0.11 listens with a backlog of 5 connections waiting to be accepted (its build's
+// CPPHTTPLIB_LISTEN_BACKLOG): a burst of clients connecting at once overflows it, and the kernel
+// resets some of them. Listening again on the bound socket sets the system's largest backlog.
+class Server : public httplib::Server {
+  public:
+    void widen_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+};
+
 // True when the client on `fd` has closed its connection (or it broke): the socket reads as
 // ended. A client that pipelines its next request reads as data, not as gone. Never blocks.
 bool client_gone(int fd) {
@@ -926,7 +934,7 @@ int main(int argc, char** argv) {
         const ServeClock clock = wall_clock();
         Metrics metrics;
         Scheduler scheduler(model, tokenizer, options, clock, sc.max_queue, metrics);
-        httplib::Server svr;
+        Server svr;
         const size_t workers = options.max_running + sc.max_queue + 8;  // a worker per stream, and room to refuse
         svr.new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
         Api api(model, tokenizer, scheduler, metrics, clock, sc);
@@ -935,6 +943,7 @@ int main(int argc, char** argv) {
         if (port < 0)
             throw UsageError("cannot listen on " + sc.host + ":" + std::to_string(sc.port),
                              "choose a free port with --port, or --port 0 for any free one");
+        svr.widen_backlog();
         std::thread scheduling([&] { scheduler.run(); });
         std::thread listening([&] { svr.listen_after_bind(); });
         std::cout << "decodebook-serve: " << display_model_dir(cl.model_dir) << " as " << sc.model_name << " on http://" << sc.host << ":" << port

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Load decodebook-serve with open-loop Poisson arrivals and print what serving costs (issue 38).
 
-    tools/serve_load.py BUILD_DIR [--rates 4,8,16] [--requests 48] [--csv FILE] [--svg FILE]
+    tools/serve_load.py BUILD_DIR [--rates 4,8,16] [--requests 48] [--csv FILE]
                                   [--saturation 128] [--repeats 5]
 
 For prefix caching on and off, and each rate (requests per second), it starts decodebook-serve on a
@@ -11,7 +11,8 @@ each request streamed by its own thread, and measures from the client: time to f
 time per output token after it (TPOT), throughput, goodput (requests within the SLO both ways), and
 the prefix cache's hit rate from /metrics. Beside each HTTP row it prints the same workload served
 in-process (decodebook-serve --replay: serve_paged on the wall clock, no HTTP, no streaming), so
-the difference is what HTTP and streaming cost. --svg draws the rows (the site's plot).
+the difference is what HTTP and streaming cost. --csv writes the rows (docs/plots/serving_load.py
+draws the recorded run's, docs/plots/data/serve_load.csv, on the site).
 
 Then, at saturation (--saturation requests all arriving at once, so the server always has a full
 batch), it measures throughput over HTTP and in-process in turn, --repeats times, alternating which
@@ -129,6 +130,9 @@ def over_http(server, requests, max_seconds):
         t.join(max(0.0, deadline - time.monotonic()) + 5)
     after = server.metrics()
     done = [r for r in results if r.get("status") == 200]
+    reasons = sorted({str(r.get("status", "no answer in time")) for r in results if r.get("status") != 200})
+    if reasons:
+        print(f"serve_load: {len(results) - len(done)} requests failed: {'; '.join(reasons)}", file=sys.stderr)
     span = (max(r["finished"] for r in done) - start) if done else float("nan")
     queries = after["decodebook_prefix_cache_queries_total"] - before["decodebook_prefix_cache_queries_total"]
     hits = after["decodebook_prefix_cache_hits_total"] - before["decodebook_prefix_cache_hits_total"]
@@ -188,66 +192,6 @@ def saturation(args):
     return ratios
 
 
-def svg_plot(rows, path, title):
-    """Two panels, throughput and TTFT p50 (log scale) against the arrival rate, one line per
-    setting; plain SVG, no plotting library."""
-    import math
-    settings = list(dict.fromkeys(r["setting"] for r in rows))
-    rates = sorted({r["rate"] for r in rows})
-    colors = {"on": "#1f77b4", "off": "#d62728"}
-    width, height, pad_l, pad_r, pad_t, pad_b, gap = 820, 330, 62, 16, 40, 96, 70
-    panel_w = (width - pad_l - pad_r - gap) / 2
-    panel_h = height - pad_t - pad_b
-    lo, hi = math.log(min(rates)), math.log(max(rates))
-    def x_at(left, rate):
-        return left + (math.log(rate) - lo) / ((hi - lo) or 1) * panel_w
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'font-family="sans-serif" font-size="12">', f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{width / 2}" y="18" text-anchor="middle" font-size="13">{title}</text>']
-    panels = [("throughput (tokens/s)", "tokens_per_s", False), ("time to first token, p50 (ms)", "ttft_p50", True)]
-    for k, (label, key, log) in enumerate(panels):
-        left = pad_l + k * (panel_w + gap)
-        values = [r[key] for r in rows if r[key] == r[key] and r[key] > 0]
-        if log:
-            v_lo, v_hi = 10 ** math.floor(math.log10(min(values))), 10 ** math.ceil(math.log10(max(values)))
-            ticks = [10 ** e for e in range(int(math.log10(v_lo)), int(math.log10(v_hi)) + 1)]
-            def y_at(v):
-                return pad_t + panel_h - (math.log(v) - math.log(v_lo)) / (math.log(v_hi) - math.log(v_lo)) * panel_h
-        else:
-            step = 10 ** math.floor(math.log10(max(values))) / 2
-            v_hi = math.ceil(max(values) / step) * step
-            ticks = [i * step for i in range(int(round(v_hi / step)) + 1)]
-            def y_at(v):
-                return pad_t + panel_h - v / v_hi * panel_h
-        out.append(f'<rect x="{left}" y="{pad_t}" width="{panel_w}" height="{panel_h}" fill="none" stroke="#999"/>')
-        for t in ticks:
-            out.append(f'<line x1="{left}" x2="{left + panel_w}" y1="{y_at(t):.1f}" y2="{y_at(t):.1f}" stroke="#eee"/>')
-            out.append(f'<text x="{left - 4}" y="{y_at(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
-        for rate in rates:
-            out.append(f'<text x="{x_at(left, rate):.1f}" y="{pad_t + panel_h + 16}" text-anchor="middle">{rate:g}</text>')
-        out.append(f'<text x="{left + panel_w / 2}" y="{pad_t + panel_h + 32}" text-anchor="middle">'
-                   f'arrival rate (requests/s)</text>')
-        out.append(f'<text x="{left + panel_w / 2}" y="{pad_t - 6}" text-anchor="middle">{label}</text>')
-        for setting in settings:
-            points = [(x_at(left, r["rate"]), y_at(r[key])) for r in rows
-                      if r["setting"] == setting and r[key] == r[key] and r[key] > 0]
-            color = colors["on" if setting.endswith("on") else "off"]
-            dash = "" if setting.startswith("HTTP") else ' stroke-dasharray="5,4"'
-            out.append(f'<polyline fill="none" stroke="{color}" stroke-width="2"{dash} points="' +
-                       " ".join(f"{x:.1f},{y:.1f}" for x, y in points) + '"/>')
-            for x, y in points:
-                out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="3" fill="{color}"/>')
-    for i, setting in enumerate(settings):
-        x, y = pad_l + (i % 2) * 300, height - 36 + (i // 2) * 16
-        color = colors["on" if setting.endswith("on") else "off"]
-        dash = "" if setting.startswith("HTTP") else ' stroke-dasharray="5,4"'
-        out.append(f'<line x1="{x}" x2="{x + 30}" y1="{y - 4}" y2="{y - 4}" stroke="{color}" stroke-width="2"{dash}/>')
-        out.append(f'<text x="{x + 36}" y="{y}">{setting}</text>')
-    out.append("</svg>")
-    with open(path, "w") as f:
-        f.write("\n".join(out) + "\n")
-
-
 def row(name, rate, done, span, hit, failed, slo_ttft, slo_tpot):
     ttft = [r["ttft_ms"] for r in done]
     tpot = [r["tpot_ms"] for r in done]
@@ -270,8 +214,7 @@ def main():
     ap.add_argument("--slo-tpot-ms", type=float, default=25, help="goodput's TPOT bound (default 25 ms)")
     ap.add_argument("--slots", default="8", help="decodebook-serve --slots (default 8)")
     ap.add_argument("--seed", type=int, default=1, help="the arrivals' and prompts' seed (default 1)")
-    ap.add_argument("--csv", help="also write the rows as CSV")
-    ap.add_argument("--svg", help="also draw the rows as an SVG plot (the site's figure)")
+    ap.add_argument("--csv", help="also write the rows as CSV (the site's plot: docs/plots/data/serve_load.csv)")
     ap.add_argument("--saturation", type=int, default=128,
                     help="requests arriving at once for the saturation pairs; 0 skips them (default 128)")
     ap.add_argument("--repeats", type=int, default=5, help="saturation pairs, taking turns (default 5)")
@@ -309,9 +252,6 @@ def main():
         p = next(r for r in rows if r["rate"] == top and r["setting"] == f"in-process, prefix cache {caching}")
         print(f"at {top:g} requests/s, prefix cache {caching}: the server's throughput is "
               f"{h['tokens_per_s'] / p['tokens_per_s']:.2f}x the in-process loop's")
-    if args.svg:
-        svg_plot(rows, args.svg, f"decodebook-serve, {args.requests} requests per rate, {args.max_tokens} tokens each; "
-                                 "solid: HTTP, dashed: in-process")
     if args.saturation:
         saturation(args)
     if args.csv:

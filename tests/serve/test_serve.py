@@ -11,6 +11,7 @@ Every server listens on 127.0.0.1 on a port the system picks (--port 0); every w
 import http.client
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -317,6 +318,17 @@ class Completions(unittest.TestCase):
         else:
             self.fail("the abandoned request was not cancelled:\n" + self.server.request("GET", "/metrics")[2])
         self.assertEqual(self.server.complete({"prompt": "A", "max_tokens": 2})[0], 200)  # still serving
+
+    def test_the_listen_backlog_holds_a_burst_of_clients(self):
+        # cpp-httplib 0.11 listens with a backlog of 5: 128 clients connecting at once under load
+        # had some reset (tools/serve_load.py's saturation pairs). ss shows a listener's backlog
+        # as its Send-Q.
+        if not shutil.which("ss"):
+            self.skipTest("ss (iproute2) is not installed")
+        out = subprocess.run(["ss", "-Hltn", "sport = :%d" % self.server.port], capture_output=True, text=True,
+                             timeout=TIMEOUT, check=True).stdout.split()
+        self.assertEqual(out[0], "LISTEN", out)
+        self.assertGreaterEqual(int(out[2]), 128, out)
 
     def test_bad_requests_get_their_status_and_openai_error(self):
         cases = [
