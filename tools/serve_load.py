@@ -23,6 +23,7 @@ A benchmark that prints figures, not a test: each run is bounded in requests (--
 --saturation) and in time (--max-seconds), and listens on 127.0.0.1 only.
 """
 import argparse
+import csv
 import http.client
 import json
 import os
@@ -255,10 +256,10 @@ def main():
     if args.saturation:
         saturation(args)
     if args.csv:
-        with open(args.csv, "w") as f:
-            f.write(",".join(rows[0]) + "\n")
-            for r in rows:
-                f.write(",".join(str(v) for v in r.values()) + "\n")
+        with open(args.csv, "w", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
 
 
 if __name__ == "__main__":
