@@ -22,23 +22,55 @@ using namespace kernels_detail;
 
 namespace {
 
+// L bytes at p, each sign-extended to one int32 lane of a register (L = 4, 8 or 16: the register
+// of floats of each target). One instruction where the target has it (vpmovsxbd on x86-64-v3 and
+// v4), written as inline assembly as the f16 widening is (kernels/matvec_f16.cpp: GCC 12 widened
+// a vector of bytes one value at a time, through general registers); on plain x86-64 (SSE2, no
+// pmovsx) each byte is spread over its lane by two unpacks and shifted down with its sign.
 template <size_t L>
-struct BytesOf;  // L eight-bit integers as one vector, L = 4, 8 or 16
+struct Bytes;
 template <>
-struct BytesOf<4> {
-    typedef int8_t s __attribute__((vector_size(4)));
-    typedef uint8_t u __attribute__((vector_size(4)));
+struct Bytes<4> {
+    typedef int32_t I __attribute__((vector_size(16)));
+    static inline __attribute__((always_inline)) I widen(const void* p) {
+        I v;
+        asm("movd %1, %0\n\tpunpcklbw %0, %0\n\tpunpcklwd %0, %0\n\tpsrad $24, %0"
+            : "=x"(v)
+            : "m"(*reinterpret_cast<const char(*)[4]>(p)));
+        return v;
+    }
+    // a block's scale as float32: the integer widening (common.hpp)
+    static inline __attribute__((always_inline)) float scale(const uint16_t* d) { return widen_one(*d); }
+};
+#if DECODEBOOK_MULTI_TARGET
+template <>
+struct Bytes<8> {
+    typedef int32_t I __attribute__((vector_size(32)));
+    static inline __attribute__((always_inline)) I widen(const void* p) {
+        I v;
+        asm("vpmovsxbd %1, %0" : "=x"(v) : "m"(*reinterpret_cast<const char(*)[8]>(p)));
+        return v;
+    }
+    // a block's scale as float32 by F16C's vcvtph2ps, which reads four halves: the scale and the
+    // block's first six bytes of quants (every block has at least sixteen), lane 0 kept
+    static inline __attribute__((always_inline)) float scale(const uint16_t* d) {
+        typedef float F4 __attribute__((vector_size(16)));
+        F4 v;
+        asm("vcvtph2ps %1, %0" : "=x"(v) : "m"(*reinterpret_cast<const char(*)[8]>(d)));
+        return v[0];
+    }
 };
 template <>
-struct BytesOf<8> {
-    typedef int8_t s __attribute__((vector_size(8)));
-    typedef uint8_t u __attribute__((vector_size(8)));
+struct Bytes<16> {
+    typedef int32_t I __attribute__((vector_size(64)));
+    static inline __attribute__((always_inline)) I widen(const void* p) {
+        I v;
+        asm("vpmovsxbd %1, %0" : "=v"(v) : "m"(*reinterpret_cast<const char(*)[16]>(p)));
+        return v;
+    }
+    static inline __attribute__((always_inline)) float scale(const uint16_t* d) { return Bytes<8>::scale(d); }
 };
-template <>
-struct BytesOf<16> {
-    typedef int8_t s __attribute__((vector_size(16)));
-    typedef uint8_t u __attribute__((vector_size(16)));
-};
+#endif
 
 // [ch13:read-q8_0]
 // How a target reads q8_0 weights: row r of n weights is n / 32 blocks from M + r n / 32; weight i
@@ -55,15 +87,11 @@ struct ReadQ8_0 {
     static inline __attribute__((always_inline)) Sums sixteen(const BlockQ8_0* m, size_t i) {
         const BlockQ8_0& block = m[i / kQuantBlock];
         const int8_t* q = block.qs + i % kQuantBlock;
-        const float d = widen_one(block.d);
-        using Q = typename BytesOf<Sums::kWidth>::s;
+        const float d = Bytes<Sums::kWidth>::scale(&block.d);
         Sums r;
 #pragma GCC unroll 4
-        for (size_t k = 0; k < Sums::kParts; ++k) {
-            Q v;
-            std::memcpy(&v, q + k * Sums::kWidth, sizeof v);
-            r.part[k] = __builtin_convertvector(v, typename Sums::V) * d;
-        }
+        for (size_t k = 0; k < Sums::kParts; ++k)
+            r.part[k] = __builtin_convertvector(Bytes<Sums::kWidth>::widen(q + k * Sums::kWidth), typename Sums::V) * d;
         return r;
     }
     static inline __attribute__((always_inline)) float one(const BlockQ8_0* m, size_t i) {
@@ -89,13 +117,11 @@ struct ReadQ4_0 {
     static inline __attribute__((always_inline)) Sums sixteen(const BlockQ4_0* m, size_t i) {
         const BlockQ4_0& block = m[i / kQuantBlock];
         const bool high = i % kQuantBlock >= kHalf;
-        const float d = widen_one(block.d);
-        using U = typename BytesOf<Sums::kWidth>::u;
+        const float d = Bytes<Sums::kWidth>::scale(&block.d);
         Sums r;
 #pragma GCC unroll 4
         for (size_t k = 0; k < Sums::kParts; ++k) {
-            U v;
-            std::memcpy(&v, block.qs + k * Sums::kWidth, sizeof v);
+            auto v = Bytes<Sums::kWidth>::widen(block.qs + k * Sums::kWidth) & 0xff;  // the byte, unsigned
             v = high ? v >> 4 : v & 0x0f;
             r.part[k] = (__builtin_convertvector(v, typename Sums::V) - 8.0f) * d;
         }
