@@ -30,6 +30,7 @@ sys.path.insert(0, HERE)
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 OUT = os.path.join(ROOT, "tests", "data", "kv_cache.json")
 
+import golden_file  # noqa: E402
 from rng import Rng  # noqa: E402
 
 
@@ -172,24 +173,5 @@ def selftest():
     print("kv_cache.py self-test passed")
 
 
-def main(argv):
-    if argv[1:] == ["--selftest"]:
-        selftest()
-        return 0
-    if argv[1:] not in ([], ["--check"]):
-        print("usage: %s [--check | --selftest]" % argv[0], file=sys.stderr)
-        return 2
-    text = dump(build())
-    if argv[1:] == ["--check"]:
-        old = open(OUT, encoding="utf-8").read() if os.path.exists(OUT) else None
-        same = old == text
-        print("%s %s" % (os.path.relpath(OUT, ROOT), "matches" if same else "differs (or is missing)"))
-        return 0 if same else 1
-    with open(OUT, "w", encoding="utf-8") as f:
-        f.write(text)
-    print("wrote %s" % os.path.relpath(OUT, ROOT))
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(golden_file.main(sys.argv, OUT, ROOT, build, dump, selftest))

@@ -27,6 +27,7 @@ sys.path.insert(0, HERE)
 ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 OUT = os.path.join(ROOT, "tests", "data", "paged.json")
 
+import golden_file  # noqa: E402
 import rng  # noqa: E402
 
 MASK64 = (1 << 64) - 1
@@ -383,25 +384,10 @@ def selftest():
     print("ok")
 
 
-def main(argv):
-    if argv[1:] == ["--selftest"]:
-        selftest()
-        return 0
-    if argv[1:] not in ([], ["--check"]):
-        print("usage: %s [--check | --selftest]" % argv[0], file=sys.stderr)
-        return 2
-    obj = build()
-    text = dump(obj)
-    rel = os.path.relpath(OUT, ROOT)
-    if argv[1:] == ["--check"]:
-        same = os.path.exists(OUT) and open(OUT, encoding="utf-8").read() == text
-        print("%s %s" % (rel, "matches" if same else "differs: " + first_difference(obj, OUT)))
-        return 0 if same else 1
-    with open(OUT, "w", encoding="utf-8") as f:
-        f.write(text)
-    print("wrote %s (%d hashes, %d hits, %d queues)" % (rel, len(obj["hashes"]), len(obj["hits"]), len(obj["queues"])))
-    return 0
+def summary(obj):
+    return "%d hashes, %d hits, %d queues" % (len(obj["hashes"]), len(obj["hits"]), len(obj["queues"]))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(golden_file.main(sys.argv, OUT, ROOT, build, dump, selftest,
+                              lambda obj, path: "differs: " + first_difference(obj, path), summary))

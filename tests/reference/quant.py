@@ -31,6 +31,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import golden_file  # noqa: E402
 import gpt2  # noqa: E402  (its own safetensors parser)
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -283,26 +284,10 @@ def selftest():
     print("ok")
 
 
-def main(argv):
-    if argv[1:] == ["--selftest"]:
-        selftest()
-        return 0
-    if argv[1:] not in ([], ["--check"]):
-        print("usage: %s [--check | --selftest]" % argv[0], file=sys.stderr)
-        return 2
-    obj = build()
-    text = dump(obj)
-    rel = os.path.relpath(OUT, ROOT)
-    if argv[1:] == ["--check"]:
-        same = os.path.exists(OUT) and open(OUT, encoding="utf-8").read() == text
-        print("%s %s" % (rel, "matches" if same else "differs: " + first_difference(obj, OUT)))
-        return 0 if same else 1
-    with open(OUT, "w", encoding="utf-8") as f:
-        f.write(text)
-    print("wrote %s (%d ggml cases, %d hand blocks, %d models)" % (rel, len(obj["ggml"]), len(obj["hand"]),
-                                                                  len(obj["models"])))
-    return 0
+def summary(obj):
+    return "%d ggml cases, %d hand blocks, %d models" % (len(obj["ggml"]), len(obj["hand"]), len(obj["models"]))
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(golden_file.main(sys.argv, OUT, ROOT, build, dump, selftest,
+                              lambda obj, path: "differs: " + first_difference(obj, path), summary))
