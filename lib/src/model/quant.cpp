@@ -47,7 +47,6 @@ void check_finite(const float* block, size_t first, const std::string& name) {
 
 }  // namespace
 
-// [ch13:quantize_q8_0]
 void quantize_q8_0(const float* x, size_t n, BlockQ8_0* out, const std::string& name) {
     check_length(n, name);
     for (size_t b = 0; b < n / kQuantBlock; ++b) {
@@ -61,9 +60,7 @@ void quantize_q8_0(const float* x, size_t n, BlockQ8_0* out, const std::string& 
         for (size_t j = 0; j < kQuantBlock; ++j) out[b].qs[j] = static_cast<int8_t>(std::round(block[j] * id));
     }
 }
-// [ch13:quantize_q8_0]
 
-// [ch13:quantize_q4_0]
 void quantize_q4_0(const float* x, size_t n, BlockQ4_0* out, const std::string& name) {
     check_length(n, name);
     constexpr size_t half = kQuantBlock / 2;
@@ -88,7 +85,6 @@ void quantize_q4_0(const float* x, size_t n, BlockQ4_0* out, const std::string& 
         }
     }
 }
-// [ch13:quantize_q4_0]
 
 void dequantize_q8_0(const BlockQ8_0* blocks, size_t n, float* out) {
     for (size_t b = 0; b < n / kQuantBlock; ++b) {

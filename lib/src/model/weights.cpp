@@ -224,7 +224,6 @@ WeightMatrix WeightMatrix::transposed(WeightArena* arena) const {
     return WeightMatrix(std::move(values));
 }
 
-// [ch13:quantized]
 WeightMatrix WeightMatrix::quantized(WeightDtype dtype, const std::string& name, WeightArena* arena) const {
     if (dtype_ != WeightDtype::F32 || !is_quantized(dtype))
         throw std::logic_error("WeightMatrix::quantized: float32 values into q8_0 or q4_0 blocks");
@@ -240,7 +239,6 @@ WeightMatrix WeightMatrix::quantized(WeightDtype dtype, const std::string& name,
     }
     return WeightMatrix(dtype, rows_, cols_, std::move(blocks));
 }
-// [/ch13:quantized]
 
 void WeightMatrix::widen_rows(size_t r0, size_t n, float* out) const {
     if (r0 > rows_ || n > rows_ - r0) throw std::out_of_range("WeightMatrix::widen_rows past the matrix");

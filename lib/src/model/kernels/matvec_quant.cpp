@@ -72,7 +72,6 @@ struct Bytes<16> {
 };
 #endif
 
-// [ch13:read-q8_0]
 // How a target reads q8_0 weights: row r of n weights is n / 32 blocks from M + r n / 32; weight i
 // is quant i % 32 of block i / 32. Sixteen of them: the block's scale widened once, the quants
 // widened lane by lane (sign-extended, converted), times the scale.
@@ -99,9 +98,7 @@ struct ReadQ8_0 {
         return static_cast<float>(block.qs[i % kQuantBlock]) * widen_one(block.d);
     }
 };
-// [/ch13:read-q8_0]
 
-// [ch13:read-q4_0]
 // How a target reads q4_0 weights: weight i of a block is the low four bits of byte i (i < 16) or
 // the high four of byte i - 16. Sixteen from a multiple of 16 are one half of a block: all low
 // nibbles or all high, of the same sixteen bytes.
@@ -134,7 +131,6 @@ struct ReadQ4_0 {
         return static_cast<float>(q - 8) * widen_one(block.d);
     }
 };
-// [/ch13:read-q4_0]
 
 // One version of each kernel per target: the one body, compiled for it.
 template <class Block>
