@@ -340,7 +340,7 @@ CASES = [
          fix=r"^  fix: pass --csv with a path in a folder that exists and is writable$"),
     Case("14 --dtype bf16", 14, "chapter-07", ["--dtype", "bf16"], 2,
          r"^error: --dtype bf16 is not a weight dtype decodebook holds$",
-         fix=r"^  fix: pass --dtype f32 \(4 bytes per weight\) or --dtype f16 \(2 bytes, IEEE binary16\);"),
+         fix=r"^  fix: pass --dtype f32 \(4 bytes per weight\), --dtype f16 \(2 bytes, IEEE binary16\), --dtype q8_0 \(8.5 bits\) or --dtype q4_0 \(4.5 bits: ggml's blocks\);"),
     Case("14 --top-k 0.7", 14, "decodebook-generate", ["--top-k", "0.7"], 2,
          r"^error: --top-k needs a whole number, got '0.7'$", fix=r"^  fix: e.g. --top-k 0$"),
     Case("14 --max-new-tokens 2.5", 14, "chapter-01", ["--max-new-tokens", "2.5"], 2,

@@ -79,7 +79,7 @@ ProgramInfo sampling_chapter(std::string program, std::string title, std::string
 struct CommandLine {
     std::string prompt;          ///< `-p, --prompt TEXT`
     std::string model_dir;       ///< `-m, --model DIR`, resolved (see resolve_model_dir)
-    /// `--dtype f32|f16`: how the model holds its matrices; none: the checkpoint's own (chapter 07).
+    /// `--dtype f32|f16|q8_0|q4_0`: how the model holds its matrices; none: the checkpoint's own (chapter 07; q8_0 and q4_0: chapter 13).
     std::optional<WeightDtype> dtype;
     /// `--assistant-model DIR` (with KnobGroup::Speculative), resolved; empty: no draft model.
     std::string assistant_model_dir;
