@@ -153,8 +153,10 @@ public:
     /// their own. Introduced in chapter 07.
     /// @throws std::logic_error when held in blocks (a block's 32 weights lie along a row).
     WeightMatrix transposed(WeightArena* arena = nullptr) const;
-    /// float32 values quantized row by row into ggml's blocks (`dtype` Q8_0 or Q4_0): each row of
-    /// cols weights becomes cols / 32 blocks (model/quant.hpp). Introduced in chapter 13.
+    /// float32 values quantized row by row into ggml's blocks: each row of cols weights becomes
+    /// cols / 32 blocks (model/quant.hpp). Introduced in chapter 13.
+    /// @param dtype the blocks: WeightDtype::Q8_0 or WeightDtype::Q4_0
+    /// @param name the tensor's name, for the error
     /// @param arena where to put the blocks, or null for a mapping of their own
     /// @throws Error naming `name` when cols is not a multiple of 32 or a value has no block
     /// (not finite, or a scale beyond binary16); std::logic_error unless held as F32.
@@ -165,7 +167,10 @@ public:
     /// y (B, rows) = x (B, cols) W^T + bias by decode's streaming product for this dtype (matvec,
     /// matvec_f16, matvec_q8_0, matvec_q4_0 in model/kernels.hpp): every dtype gives the float32
     /// kernel's bits on the values it stands for. Introduced in chapter 13.
+    /// @param x (B, cols) the input rows
+    /// @param B how many rows
     /// @param bias (rows), or null for none
+    /// @param y (B, rows) the result, overwritten
     void matvec(const float* x, size_t B, const float* bias, float* y) const;
 
 private:
