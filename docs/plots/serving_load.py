@@ -12,7 +12,9 @@ import os
 
 import matplotlib.pyplot as plt
 
-PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "serve_load.csv")
+# The plot directive runs this file without __file__, in the file's own folder (docs/plots).
+PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)) if "__file__" in globals() else os.getcwd(),
+                    "data", "serve_load.csv")
 
 with open(PATH, newline="", encoding="utf-8") as f:
     rows = list(csv.DictReader(f))
